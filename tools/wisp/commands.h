@@ -1,0 +1,9 @@
+// The subcommands of the `wisp` CLI. Each lives in its own cmd_<name>.cpp and returns the process
+// exit code; argv[0] is the subcommand name.
+#pragma once
+
+namespace wisp::cli {
+
+int cmd_info(int argc, char** argv);
+
+}  // namespace wisp::cli

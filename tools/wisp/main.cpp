@@ -1,0 +1,63 @@
+// `wisp`: one binary, one subcommand per job. Dispatches to tools/wisp/cmd_*.cpp.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "commands.h"
+#include "wisp/error.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);
+};
+
+constexpr Command kCommands[] = {
+    {"info", "describe a GGUF model: architecture, hyper-parameters, tensors by type, size",
+     wisp::cli::cmd_info},
+};
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "wisp - a CPU-first LLM inference runtime\n\n"
+               "usage: wisp <command> [options]\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n'wisp <command> --help' describes a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  std::string_view name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("wisp 0.1.0\n");
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (name == c.name) {
+      try {
+        return c.run(argc - 1, argv + 1);
+      } catch (const wisp::Error& e) {
+        std::fprintf(stderr, "wisp %s: error: %s\n", c.name, e.what());
+        return 1;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "wisp %s: internal error: %s\n", c.name, e.what());
+        return 1;
+      }
+    }
+  }
+  std::fprintf(stderr, "wisp: unknown command '%s'\n\n", argv[1]);
+  print_usage(stderr);
+  return 2;
+}
