@@ -65,8 +65,9 @@ class GgufFile {
   const GgufValue* find(std::string_view key) const;
   // Typed getters that throw a wisp::Error naming the file and key when missing or mistyped.
   const GgufValue& get(std::string_view key) const;
-  std::uint64_t get_u64(std::string_view key) const { return get(key).as_u64(); }
-  std::string_view get_string(std::string_view key) const { return get(key).as_string(); }
+  std::uint64_t get_u64(std::string_view key) const;
+  double get_f64(std::string_view key) const;
+  std::string_view get_string(std::string_view key) const;
   std::optional<std::uint64_t> get_u64_opt(std::string_view key) const;
   std::optional<double> get_f64_opt(std::string_view key) const;
   std::optional<std::string_view> get_string_opt(std::string_view key) const;
