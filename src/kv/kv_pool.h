@@ -1,0 +1,87 @@
+// The paged KV cache: a BlockAllocator (which blocks each sequence owns) over a KvStorage (the
+// bytes), shared by every sequence of a model: a chat session, or many requests of a server.
+//
+// The model's use per eval of n tokens at positions [p, p + n):
+//   pool.append(seq, n);                                   // reserve slots, copy-on-write if needed
+//   for each layer l, token t: pool.write(seq, l, p + t, k_row_t, v_row_t);
+//   attention over positions [0, p + t]: walk pool.block_table(seq); for block i, head h the
+//   keys are pool.keys(block, l, h): block_size rows of head_dim floats, tokens
+//   i*block_size ... (only the first n_tokens - i*block_size rows of the last block are valid).
+// Not thread-safe for bookkeeping calls; writes to distinct sequences' own blocks and reads may
+// run in parallel once the appends of a step are done.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "kv/block_allocator.h"
+#include "kv/kv_layout.h"
+#include "kv/kv_storage.h"
+
+namespace wisp {
+
+class KvPool {
+ public:
+  // A pool of n_blocks blocks in host memory (layout.block_size tokens each).
+  KvPool(const KvLayout& layout, std::uint32_t n_blocks);
+  // A pool over storage supplied by a backend (device memory, a test double, ...).
+  explicit KvPool(std::unique_ptr<KvStorage> storage);
+
+  // Sequences (see BlockAllocator for the semantics).
+  SeqId create_sequence() { return alloc_.create(); }
+  SeqId fork(SeqId parent) { return alloc_.fork(parent); }
+  void free_sequence(SeqId seq) { alloc_.release(seq); }
+  void truncate(SeqId seq, std::size_t n_tokens) { alloc_.truncate(seq, n_tokens); }
+  // Reserves n_tokens slots after the sequence's current end and performs any copy-on-write in
+  // storage. Throws wisp::Error "KV pool exhausted: ..." (and changes nothing) when out of blocks.
+  void append(SeqId seq, std::size_t n_tokens);
+  // As append, but returns false and changes nothing when the pool is out of blocks.
+  [[nodiscard]] bool try_append(SeqId seq, std::size_t n_tokens);
+  std::size_t n_tokens(SeqId seq) const { return alloc_.n_tokens(seq); }
+  std::span<const BlockId> block_table(SeqId seq) const { return alloc_.block_table(seq); }
+
+  // F32 host access by token position (goes through the block table; for the per-token write
+  // and tests; attention should walk block_table() with keys()/values()). pos < n_tokens(seq).
+  float* k(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos);
+  float* v(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos);
+  const float* k(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos) const;
+  const float* v(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos) const;
+
+  // Stores one token's K and V for one layer, all kv heads: k_row and v_row are
+  // [n_kv_heads][head_dim] as the projections produce them. The slot must be reserved (append)
+  // and owned by this sequence alone; writing into a block another sequence shares throws rather
+  // than corrupting the other sequence.
+  void write(SeqId seq, std::uint32_t layer, std::size_t pos, std::span<const float> k_row,
+             std::span<const float> v_row);
+
+  // One block's plane for (layer, head): block_size rows of head_dim floats, token slot order.
+  const float* keys(BlockId block, std::uint32_t layer, std::uint32_t head) const;
+  const float* values(BlockId block, std::uint32_t layer, std::uint32_t head) const;
+
+  // Accounting, in bytes, for `wisp plan` to check its predictions against.
+  std::size_t bytes_per_token() const { return layout().bytes_per_token(); }
+  // Bytes of the blocks in seq's table: blocks_for(n_tokens) * bytes_per_block. A block shared
+  // with a fork counts in full for each sequence holding it; bytes_in_use() counts it once.
+  std::size_t bytes_held(SeqId seq) const { return alloc_.block_table(seq).size() * layout().bytes_per_block(); }
+  std::size_t bytes_in_use() const { return std::size_t{alloc_.n_blocks() - alloc_.n_free()} * layout().bytes_per_block(); }
+  std::size_t bytes_total() const { return storage_->bytes_total(); }
+
+  const KvLayout& layout() const { return storage_->layout(); }
+  const BlockAllocator& allocator() const { return alloc_; }
+  KvStorage& storage() { return *storage_; }
+
+ private:
+  float* row(SeqId seq, std::uint32_t layer, KvKind kind, std::uint32_t head, std::size_t pos) const;
+  // Mutable rows from const methods: the pool's constness guards bookkeeping, not the K/V bytes.
+  float* plane(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const;
+  void check_head(std::uint32_t layer, std::uint32_t head) const;
+  void check_f32_host() const;
+
+  std::unique_ptr<KvStorage> storage_;
+  BlockAllocator alloc_;
+  bool host_f32_ = false;  // float accessors work only on f32 bytes the CPU can address
+};
+
+}  // namespace wisp
