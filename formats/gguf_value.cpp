@@ -146,6 +146,12 @@ const std::vector<GgufValue>& GgufValue::array_items() const {
   return items_;
 }
 
+std::span<const std::uint8_t> GgufValue::array_bytes() const {
+  if (type_ != GgufValueType::kArray || elem_type_ == GgufValueType::kString || elem_type_ == GgufValueType::kArray)
+    type_mismatch(type_ == GgufValueType::kArray ? elem_type_ : type_, "a numeric array");
+  return {raw_, static_cast<std::size_t>(count_ * gguf_scalar_size(elem_type_))};
+}
+
 GgufValue GgufValue::array_element(std::uint64_t i) const {
   if (type_ != GgufValueType::kArray) type_mismatch(type_, "an array");
   if (i >= count_) throw Error("array index " + std::to_string(i) + " out of range (size " + std::to_string(count_) + ")");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,8 @@ class GgufValue {
   const std::vector<std::string_view>& array_strings() const;
   // Elements of a nested array (an array of arrays).
   const std::vector<GgufValue>& array_items() const;
+  // The packed little-endian elements of a numeric or bool array, as stored in the file.
+  std::span<const std::uint8_t> array_bytes() const;
   // Element i of a numeric or bool array, as a scalar value.
   GgufValue array_element(std::uint64_t i) const;
   // A numeric array converted element-wise to T (e.g. int32 token types, float scores).

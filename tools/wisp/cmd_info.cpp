@@ -1,0 +1,266 @@
+// `wisp info FILE`: what a GGUF model is, from its metadata and tensor table.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "formats/gguf_file.h"
+#include "wisp/error.h"
+
+namespace wisp::cli {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+const char* kInfoHelp =
+    "usage: wisp info [options] FILE\n"
+    "       wisp info -m FILE [options]\n\n"
+    "Describes a GGUF model: architecture and hyper-parameters, tokenizer, chat template,\n"
+    "tensors by type (count, parameters, size, bits per weight) and the total size.\n\n"
+    "options:\n"
+    "  -m, --model FILE   the GGUF file (or give it as the positional argument)\n"
+    "      --tensors      also list every tensor: name, type, shape, size\n"
+    "      --metadata     also list every metadata key with its value\n"
+    "      --json         print one JSON object instead of text (for scripts)\n"
+    "  -h, --help         show this help\n\n"
+    "Sizes: MiB = 1024^2 bytes.\n";
+
+struct TypeRow {
+  std::string name;
+  std::uint64_t tensors = 0;
+  std::uint64_t params = 0;
+  std::uint64_t bytes = 0;
+};
+
+std::string tokenizer_kind(std::string_view model) {
+  if (model == "gpt2") return "byte-level BPE";
+  if (model == "llama") return "SentencePiece BPE";
+  if (model == "bert") return "WordPiece";
+  if (model == "t5") return "SentencePiece unigram";
+  if (model == "rwkv") return "RWKV trie";
+  if (model.empty()) return "none";
+  return "unknown (" + std::string(model) + ")";
+}
+
+std::vector<TypeRow> rows_by_type(const GgufFile& f) {
+  std::map<std::uint32_t, TypeRow> by_id;
+  for (const GgufTensor& t : f.tensors()) {
+    TypeRow& r = by_id[t.type_id];
+    r.name = t.type->name;
+    r.tensors += 1;
+    r.params += static_cast<std::uint64_t>(t.n_elements());
+    r.bytes += t.n_bytes;
+  }
+  std::vector<TypeRow> rows;
+  for (auto& [id, r] : by_id) rows.push_back(r);
+  std::sort(rows.begin(), rows.end(), [](const TypeRow& a, const TypeRow& b) { return a.bytes > b.bytes; });
+  return rows;
+}
+
+std::string human_count(std::uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
+  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
+  else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.2f K", n / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+nlohmann::json value_to_json(const GgufValue& v) {
+  if (v.is_array()) {
+    nlohmann::json a = nlohmann::json::array();
+    if (v.array_type() == GgufValueType::kString) {
+      for (std::string_view s : v.array_strings()) a.push_back(std::string(s));
+    } else if (v.array_type() == GgufValueType::kArray) {
+      for (const GgufValue& item : v.array_items()) a.push_back(value_to_json(item));
+    } else {
+      for (std::uint64_t i = 0; i < v.array_size(); ++i) a.push_back(value_to_json(v.array_element(i)));
+    }
+    return a;
+  }
+  switch (v.type()) {
+    case GgufValueType::kString: return std::string(v.as_string());
+    case GgufValueType::kBool: return v.as_bool();
+    case GgufValueType::kFloat32:
+    case GgufValueType::kFloat64: return v.as_f64();
+    case GgufValueType::kInt8:
+    case GgufValueType::kInt16:
+    case GgufValueType::kInt32:
+    case GgufValueType::kInt64: return v.as_i64();
+    default: return v.as_u64();
+  }
+}
+
+// Hyper-parameters: every "<arch>.*" key, in file order, with the prefix dropped.
+std::vector<const GgufKeyValue*> arch_keys(const GgufFile& f) {
+  std::vector<const GgufKeyValue*> out;
+  std::string prefix = std::string(f.architecture()) + ".";
+  if (prefix.size() == 1) return out;
+  for (const GgufKeyValue& kv : f.metadata())
+    if (kv.key.starts_with(prefix)) out.push_back(&kv);
+  return out;
+}
+
+struct Summary {
+  std::string arch, name, tok_model, tok_pre;
+  std::uint64_t vocab = 0, merges = 0, params = 0, bytes = 0;
+  std::optional<std::uint64_t> bos, eos;
+  std::size_t template_chars = 0;
+  bool has_template = false;
+};
+
+Summary summarize(const GgufFile& f) {
+  Summary s;
+  s.arch = std::string(f.architecture());
+  s.name = std::string(f.get_string_opt("general.name").value_or(""));
+  s.tok_model = std::string(f.get_string_opt("tokenizer.ggml.model").value_or(""));
+  s.tok_pre = std::string(f.get_string_opt("tokenizer.ggml.pre").value_or(""));
+  if (const GgufValue* t = f.find("tokenizer.ggml.tokens")) s.vocab = t->is_array() ? t->array_size() : 0;
+  if (const GgufValue* m = f.find("tokenizer.ggml.merges")) s.merges = m->is_array() ? m->array_size() : 0;
+  s.bos = f.get_u64_opt("tokenizer.ggml.bos_token_id");
+  s.eos = f.get_u64_opt("tokenizer.ggml.eos_token_id");
+  if (auto tpl = f.get_string_opt("tokenizer.chat_template")) {
+    s.has_template = true;
+    s.template_chars = tpl->size();
+  }
+  for (const GgufTensor& t : f.tensors()) {
+    s.params += static_cast<std::uint64_t>(t.n_elements());
+    s.bytes += t.n_bytes;
+  }
+  return s;
+}
+
+void print_json(const GgufFile& f, bool tensors, bool metadata) {
+  Summary s = summarize(f);
+  nlohmann::json j;
+  j["file"] = f.path();
+  j["file_bytes"] = f.file_size();
+  j["gguf_version"] = f.version();
+  j["alignment"] = f.alignment();
+  j["architecture"] = s.arch;
+  j["name"] = s.name;
+  nlohmann::json hp = nlohmann::json::object();
+  for (const GgufKeyValue* kv : arch_keys(f)) hp[std::string(kv->key.substr(s.arch.size() + 1))] = value_to_json(kv->value);
+  j["hyperparameters"] = hp;
+  j["tokenizer"] = {{"model", s.tok_model}, {"kind", tokenizer_kind(s.tok_model)}, {"pre", s.tok_pre},
+                    {"vocab_size", s.vocab}, {"merges", s.merges}};
+  if (s.bos) j["tokenizer"]["bos_token_id"] = *s.bos;
+  if (s.eos) j["tokenizer"]["eos_token_id"] = *s.eos;
+  j["chat_template"] = s.has_template;
+  j["tensor_count"] = f.tensors().size();
+  j["parameters"] = s.params;
+  j["tensor_bytes"] = s.bytes;
+  j["tensor_mib"] = s.bytes / kMiB;
+  j["bits_per_weight"] = s.params ? 8.0 * s.bytes / s.params : 0.0;
+  nlohmann::json types = nlohmann::json::array();
+  for (const TypeRow& r : rows_by_type(f))
+    types.push_back({{"type", r.name}, {"tensors", r.tensors}, {"parameters", r.params}, {"bytes", r.bytes},
+                     {"mib", r.bytes / kMiB}, {"bits_per_weight", 8.0 * r.bytes / r.params}});
+  j["types"] = types;
+  if (tensors) {
+    nlohmann::json ts = nlohmann::json::array();
+    for (const GgufTensor& t : f.tensors())
+      ts.push_back({{"name", std::string(t.name)}, {"type", t.type->name},
+                    {"shape", std::vector<std::int64_t>(t.ne, t.ne + t.n_dims)}, {"bytes", t.n_bytes},
+                    {"offset", t.file_offset}});
+    j["tensors"] = ts;
+  }
+  if (metadata) {
+    nlohmann::json md = nlohmann::json::object();
+    for (const GgufKeyValue& kv : f.metadata()) md[std::string(kv.key)] = value_to_json(kv.value);
+    j["metadata"] = md;
+  }
+  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
+void print_text(const GgufFile& f, bool tensors, bool metadata) {
+  Summary s = summarize(f);
+  std::printf("file:           %s\n", f.path().c_str());
+  std::printf("format:         GGUF v%u, alignment %u, %.2f MiB on disk\n", f.version(), f.alignment(),
+              f.file_size() / kMiB);
+  if (!s.name.empty()) std::printf("name:           %s\n", s.name.c_str());
+  std::printf("architecture:   %s\n", s.arch.empty() ? "(not set)" : s.arch.c_str());
+  for (const GgufKeyValue* kv : arch_keys(f)) {
+    std::string k(kv->key.substr(s.arch.size() + 1));
+    std::printf("  %-36s %s\n", k.c_str(), kv->value.to_display_string().c_str());
+  }
+  std::printf("tokenizer:      %s", tokenizer_kind(s.tok_model).c_str());
+  if (!s.tok_model.empty()) std::printf(" (model '%s'", s.tok_model.c_str());
+  if (!s.tok_pre.empty()) std::printf(", pre '%s'", s.tok_pre.c_str());
+  if (!s.tok_model.empty()) std::printf(")");
+  std::printf(", vocab %llu", static_cast<unsigned long long>(s.vocab));
+  if (s.merges) std::printf(", %llu merges", static_cast<unsigned long long>(s.merges));
+  if (s.bos) std::printf(", bos %llu", static_cast<unsigned long long>(*s.bos));
+  if (s.eos) std::printf(", eos %llu", static_cast<unsigned long long>(*s.eos));
+  std::printf("\n");
+  if (s.has_template) std::printf("chat template:  yes (%zu characters)\n", s.template_chars);
+  else std::printf("chat template:  none in the file\n");
+  std::printf("tensors:        %zu, %s parameters\n\n", f.tensors().size(), human_count(s.params).c_str());
+
+  std::printf("  %-8s %8s %14s %12s %12s\n", "type", "tensors", "parameters", "size MiB", "bits/weight");
+  for (const TypeRow& r : rows_by_type(f))
+    std::printf("  %-8s %8llu %14llu %12.2f %12.3f\n", r.name.c_str(), static_cast<unsigned long long>(r.tensors),
+                static_cast<unsigned long long>(r.params), r.bytes / kMiB, 8.0 * r.bytes / r.params);
+  std::printf("  %-8s %8zu %14llu %12.2f %12.3f\n", "total", f.tensors().size(),
+              static_cast<unsigned long long>(s.params), s.bytes / kMiB, s.params ? 8.0 * s.bytes / s.params : 0.0);
+
+  if (metadata) {
+    std::printf("\nmetadata (%zu keys):\n", f.metadata().size());
+    for (const GgufKeyValue& kv : f.metadata())
+      std::printf("  %-40s %s\n", std::string(kv.key).c_str(), kv.value.to_display_string().c_str());
+  }
+  if (tensors) {
+    std::printf("\n  %-40s %-6s %-22s %12s\n", "tensor", "type", "shape", "size MiB");
+    for (const GgufTensor& t : f.tensors())
+      std::printf("  %-40s %-6s %-22s %12.4f\n", std::string(t.name).c_str(), t.type->name, t.shape_string().c_str(),
+                  t.n_bytes / kMiB);
+  }
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  std::string path;
+  bool tensors = false, metadata = false, json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", kInfoHelp);
+      return 0;
+    } else if (a == "--tensors") {
+      tensors = true;
+    } else if (a == "--metadata") {
+      metadata = true;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "-m" || a == "--model") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "wisp info: %s needs a file name\n", argv[i]);
+        return 2;
+      }
+      path = argv[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "wisp info: unknown option '%s' (see wisp info --help)\n", argv[i]);
+      return 2;
+    } else if (path.empty()) {
+      path = argv[i];
+    } else {
+      std::fprintf(stderr, "wisp info: more than one file given ('%s' and '%s')\n", path.c_str(), argv[i]);
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "wisp info: no model file given\n\n%s", kInfoHelp);
+    return 2;
+  }
+  GgufFile f = GgufFile::open(path);
+  if (json) print_json(f, tensors, metadata);
+  else print_text(f, tensors, metadata);
+  return 0;
+}
+
+}  // namespace wisp::cli
