@@ -104,8 +104,8 @@ Growth BlockAllocator::append(SeqId seq, std::size_t n_tokens) {
 
 void BlockAllocator::throw_exhausted(SeqId seq, std::size_t needed) const {
   const Sequence& s = get(seq);
-  const std::size_t missing = needed - free_.size();
-  std::string msg = "KV pool exhausted: need " + std::to_string(missing) + " more " + blocks_word(missing) + " of " +
+  // "need" is what this append takes in total (copy-on-write included), next to what is free.
+  std::string msg = "KV pool exhausted: need " + std::to_string(needed) + " more " + blocks_word(needed) + " of " +
                     std::to_string(block_size_) + " tokens, " + std::to_string(free_.size()) + " of " +
                     std::to_string(n_blocks()) + " free; sequence " + std::to_string(seq) + " holds " +
                     std::to_string(s.n_tokens) + " tokens in " + std::to_string(s.blocks.size()) + " " +

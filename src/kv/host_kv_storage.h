@@ -21,6 +21,7 @@ class HostKvStorage final : public KvStorage {
   std::uint32_t n_blocks() const override { return n_blocks_; }
   void copy_block(const BlockCopy& copy) override;
   std::byte* host_block(BlockId block) override;
+  using KvStorage::host_block;  // keep the const overload visible
 
  private:
   struct AlignedFree {
