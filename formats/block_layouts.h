@@ -1,0 +1,136 @@
+// Byte layouts of the GGML block types, exactly as GGUF stores them (little-endian, no padding).
+//
+// A quantized row is a sequence of blocks; each block holds the codes of a fixed number of values
+// and the scales that turn codes back into floats. Fields named `d`, `m`, `dmin` are IEEE half
+// floats kept as raw bits (convert with formats/half.h). Block sizes are all even, and GGUF
+// aligns tensor data, so blocks start 2-byte aligned in a file; code that may see arbitrary
+// pointers should still memcpy a block rather than cast.
+//
+// Value order inside a block is the part that is easy to get wrong; each struct says it. "Element
+// j" is the j-th value of the block in row order.
+#pragma once
+
+#include <cstdint>
+
+namespace wisp {
+
+inline constexpr int kQK = 32;     // values per block of the "legacy" types (Q4_0 .. Q8_0)
+inline constexpr int kQK_K = 256;  // values per super-block of the K-quants
+
+// Q4_0: 4-bit codes q in [0, 15], value = d * (q - 8). Symmetric: no zero-point field, the
+// offset 8 is implied. Element j < 16 is the low nibble of qs[j], element j + 16 the high nibble
+// (halves, not interleaved pairs, so a SIMD unpack of 16 bytes yields two contiguous halves).
+struct BlockQ4_0 {
+  std::uint16_t d;
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ4_0) == 18);
+
+// Q4_1: 4-bit codes q in [0, 15], value = d * q + m (m is the block minimum). Nibble order as Q4_0.
+struct BlockQ4_1 {
+  std::uint16_t d;
+  std::uint16_t m;
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+// Q5_0: 5-bit codes q in [0, 31], value = d * (q - 16). The low 4 bits are nibbles in Q4_0 order;
+// bit j of qh (a little-endian uint32, stored as bytes because the block is only 2-aligned) is
+// bit 4 of element j.
+struct BlockQ5_0 {
+  std::uint16_t d;
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+// Q5_1: 5-bit codes, value = d * q + m; bit layout as Q5_0.
+struct BlockQ5_1 {
+  std::uint16_t d;
+  std::uint16_t m;
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
+// Q8_0: signed 8-bit codes, value = d * q. Element j is qs[j].
+struct BlockQ8_0 {
+  std::uint16_t d;
+  std::int8_t qs[kQK];
+};
+static_assert(sizeof(BlockQ8_0) == 34);
+
+// The K-quants pack 256 values as 8 sub-blocks of 32 (Q4_K, Q5_K) or 16 sub-blocks of 16
+// (Q2_K, Q3_K, Q6_K). Each sub-block has a small integer scale (and for some types a min)
+// that multiplies the super-block's half-float d (dmin), so per-sub-block scales cost 4-8 bits.
+//
+// The low bits of the codes are laid out for 32-byte SIMD loads: within each 128-value half
+// (Q2_K, Q3_K, Q6_K) or 64-value quarter (Q4_K, Q5_K), the n-th bit-plane group of a byte holds
+// consecutive elements. Concretely, for a shift s and byte index l:
+//   Q2_K: element 128*c + 32*s + l = (qs[32*c + l] >> 2s) & 3,  c in 0..1, s in 0..3
+//   Q4_K: element  64*c + 32*s + l = (qs[32*c + l] >> 4s) & 15, c in 0..3, s in 0..1
+// and the high bits (Q3_K hmask, Q5_K qh) are bit-planes over the whole super-block:
+//   element 32*s + l takes bit s of hmask[l] / qh[l], s in 0..7.
+
+// Q2_K: 2-bit codes q, 16 sub-blocks of 16. scales[i] holds the sub-block's 4-bit scale (low
+// nibble) and 4-bit min (high nibble): value = (d * sc) * q - (dmin * mn).
+struct BlockQ2_K {
+  std::uint8_t scales[kQK_K / 16];
+  std::uint8_t qs[kQK_K / 4];
+  std::uint16_t d;
+  std::uint16_t dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+
+// Q3_K: 3-bit codes: 2 low bits in qs (Q2_K order), the third bit in hmask where a SET bit means
+// no offset and a CLEAR bit subtracts 4: q = low - (hbit ? 0 : 4), in [-4, 3]. 16 sub-blocks of 16
+// with signed 6-bit scales (stored biased by 32) packed into 12 bytes:
+//   low 4 bits of scale k: k < 8 ? scales[k] & 15 : scales[k - 8] >> 4
+//   high 2 bits of scale k: (scales[8 + k % 4] >> (2 * (k / 4))) & 3
+// value = (d * (sc - 32)) * q.
+struct BlockQ3_K {
+  std::uint8_t hmask[kQK_K / 8];
+  std::uint8_t qs[kQK_K / 4];
+  std::uint8_t scales[12];
+  std::uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+
+// The 6-bit scale/min pairs of Q4_K and Q5_K, 8 of each in 12 bytes. For sub-block j < 4 the
+// scale and min are the low 6 bits of bytes j and j + 4; for j >= 4 their low 4 bits are the
+// nibbles of byte j + 4 (scale low, min high) and their top 2 bits are the spare top bits of
+// bytes j - 4 (scale) and j (min).
+inline constexpr int kKScaleBytes = 12;
+
+// Q4_K: 4-bit codes q in [0, 15], 8 sub-blocks of 32, value = (d * sc) * q - (dmin * mn).
+struct BlockQ4_K {
+  std::uint16_t d;
+  std::uint16_t dmin;
+  std::uint8_t scales[kKScaleBytes];
+  std::uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ4_K) == 144);
+
+// Q5_K: Q4_K plus a fifth code bit per value in the qh bit-planes; q in [0, 31].
+struct BlockQ5_K {
+  std::uint16_t d;
+  std::uint16_t dmin;
+  std::uint8_t scales[kKScaleBytes];
+  std::uint8_t qh[kQK_K / 8];
+  std::uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ5_K) == 176);
+
+// Q6_K: 6-bit codes stored biased by 32, 16 sub-blocks of 16 with signed 8-bit scales:
+// value = (d * sc) * (q - 32). Per 128-value half c (c in 0..1) and l in 0..63, s in 0..3:
+//   low 4 bits:  element 128*c + 64*s + l = (ql[64*c + l] >> 4s) & 15,  s in 0..1
+//   high 2 bits: element 128*c + 32*s + l = (qh[32*c + l] >> 2s) & 3,   l in 0..31
+struct BlockQ6_K {
+  std::uint8_t ql[kQK_K / 2];
+  std::uint8_t qh[kQK_K / 4];
+  std::int8_t scales[kQK_K / 16];
+  std::uint16_t d;
+};
+static_assert(sizeof(BlockQ6_K) == 210);
+
+}  // namespace wisp

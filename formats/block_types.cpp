@@ -1,0 +1,89 @@
+// The block-type registry: a constant table, in id order, of every type wisp can load, each with
+// its scalar reference kernels (formats/blocks/).
+#include "formats/block_types.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "formats/block_layouts.h"
+#include "formats/blocks/reference.h"
+#include "wisp/error.h"
+
+namespace wisp {
+
+namespace {
+
+using namespace blocks;
+
+constexpr std::array kBlockTypes = {
+    BlockTypeInfo{0, "F32", 1, 4, dequantize_f32, quantize_f32},
+    BlockTypeInfo{1, "F16", 1, 2, dequantize_f16, quantize_f16},
+    BlockTypeInfo{2, "Q4_0", kQK, sizeof(BlockQ4_0), dequantize_q4_0, quantize_q4_0},
+    BlockTypeInfo{3, "Q4_1", kQK, sizeof(BlockQ4_1), dequantize_q4_1, quantize_q4_1},
+    BlockTypeInfo{6, "Q5_0", kQK, sizeof(BlockQ5_0), dequantize_q5_0, quantize_q5_0},
+    BlockTypeInfo{7, "Q5_1", kQK, sizeof(BlockQ5_1), dequantize_q5_1, quantize_q5_1},
+    BlockTypeInfo{8, "Q8_0", kQK, sizeof(BlockQ8_0), dequantize_q8_0, quantize_q8_0},
+    BlockTypeInfo{10, "Q2_K", kQK_K, sizeof(BlockQ2_K), dequantize_q2_k, nullptr},
+    BlockTypeInfo{11, "Q3_K", kQK_K, sizeof(BlockQ3_K), dequantize_q3_k, nullptr},
+    BlockTypeInfo{12, "Q4_K", kQK_K, sizeof(BlockQ4_K), dequantize_q4_k, nullptr},
+    BlockTypeInfo{13, "Q5_K", kQK_K, sizeof(BlockQ5_K), dequantize_q5_k, nullptr},
+    BlockTypeInfo{14, "Q6_K", kQK_K, sizeof(BlockQ6_K), dequantize_q6_k, nullptr},
+    BlockTypeInfo{30, "BF16", 1, 2, dequantize_bf16, quantize_bf16},
+};
+
+constexpr bool ids_ascending() {
+  for (std::size_t i = 1; i < kBlockTypes.size(); ++i) {
+    if (kBlockTypes[i - 1].id >= kBlockTypes[i].id) return false;
+  }
+  return true;
+}
+static_assert(ids_ascending(), "all_block_types() promises id order");
+static_assert(static_cast<std::uint32_t>(GgmlType::kQ6_K) == 14 && static_cast<std::uint32_t>(GgmlType::kBF16) == 30);
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+namespace blocks {
+
+void require_whole_blocks(const char* type_name, std::int64_t n_elems, std::int64_t block_elems) {
+  if (n_elems < 0 || n_elems % block_elems != 0) {
+    throw Error(std::string(type_name) + ": " + std::to_string(n_elems) + " values is not a whole number of " +
+                std::to_string(block_elems) + "-value blocks");
+  }
+}
+
+}  // namespace blocks
+
+const BlockTypeInfo* find_block_type(std::uint32_t id) {
+  for (const auto& t : kBlockTypes) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+const BlockTypeInfo* find_block_type(std::string_view name) {
+  for (const auto& t : kBlockTypes) {
+    if (iequals(t.name, name)) return &t;
+  }
+  return nullptr;
+}
+
+const BlockTypeInfo& block_type(GgmlType t) {
+  const BlockTypeInfo* info = find_block_type(static_cast<std::uint32_t>(t));
+  if (info == nullptr) {
+    throw Error("block type id " + std::to_string(static_cast<std::uint32_t>(t)) +
+                " is a GGML type wisp does not implement (no reference dequantizer)");
+  }
+  return *info;
+}
+
+std::span<const BlockTypeInfo> all_block_types() { return kBlockTypes; }
+
+}  // namespace wisp

@@ -1,0 +1,33 @@
+// Q5_K: Q4_K with a fifth code bit per value. Layout and value order: formats/block_layouts.h.
+#include "formats/block_layouts.h"
+#include "formats/blocks/k_common.h"
+#include "formats/blocks/reference.h"
+#include "formats/half.h"
+#include "formats/blocks/exact_float.h"
+
+namespace wisp::blocks {
+
+// value = (d * sc) * q - (dmin * mn), as Q4_K.
+void dequantize_q5_k(const void* blocks, float* out, std::int64_t n) {
+  require_whole_blocks("Q5_K", n, kQK_K);
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const auto blk = load_block<BlockQ5_K>(blocks, b);
+    const float d = f16_to_f32(blk.d);
+    const float dmin = f16_to_f32(blk.dmin);
+    const KScaleMin sm = unpack_k_scales(blk.scales);
+    float* y = out + b * kQK_K;
+    for (int sub = 0; sub < 8; ++sub) {
+      const float dl = d * static_cast<float>(sm.scale[sub]);
+      const float ml = dmin * static_cast<float>(sm.min[sub]);
+      const std::uint8_t* qs = blk.qs + 32 * (sub / 2);
+      const int shift = 4 * (sub % 2);
+      for (int l = 0; l < 32; ++l) {
+        // Bit-plane `sub` of qh holds bit 4 of this sub-block's 32 values.
+        const int q = ((qs[l] >> shift) & 0x0f) | (((blk.qh[l] >> sub) & 1) << 4);
+        y[32 * sub + l] = dl * static_cast<float>(q) - ml;
+      }
+    }
+  }
+}
+
+}  // namespace wisp::blocks
