@@ -1,0 +1,308 @@
+#include "tokenizer/pre_tokenizer.h"
+
+#include <string>
+
+#include "tokenizer/unicode.h"
+#include "wisp/error.h"
+
+namespace wisp {
+
+namespace {
+
+// Per-code-point class bits. kInRange is set for every real code point so that a position past
+// the end of the current segment (flags 0) is distinguishable from "none of the classes".
+enum : std::uint8_t {
+  kLetter = 1,
+  kNumber = 2,
+  kSpace = 4,        // White_Space, regex \s
+  kPunctuation = 8,  // \p{P}, only the default pre-tokenizer asks
+  kInRange = 0x80,
+};
+
+constexpr char32_t kPastEnd = 0xFFFFFFFF;
+
+struct DecodedText {
+  std::vector<char32_t> cps;
+  std::vector<std::uint8_t> flags;
+  std::vector<std::uint32_t> offsets;  // byte offset of each code point, plus text.size() at the end
+};
+
+DecodedText decode(std::string_view text) {
+  DecodedText d;
+  d.cps.reserve(text.size());
+  d.flags.reserve(text.size());
+  d.offsets.reserve(text.size() + 1);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    d.offsets.push_back(static_cast<std::uint32_t>(pos));
+    std::optional<char32_t> cp = utf8_decode(text, pos);
+    if (!cp) throw Error("pre-tokenizer: invalid UTF-8 at byte " + std::to_string(pos));
+    std::uint8_t f = kInRange;
+    switch (unicode_class(*cp)) {
+      case UnicodeClass::kLetter: f |= kLetter; break;
+      case UnicodeClass::kNumber: f |= kNumber; break;
+      case UnicodeClass::kPunctuation: f |= kPunctuation; break;
+      default: break;
+    }
+    if (unicode_is_whitespace(*cp)) f |= kSpace;
+    d.cps.push_back(*cp);
+    d.flags.push_back(f);
+  }
+  d.offsets.push_back(static_cast<std::uint32_t>(text.size()));
+  return d;
+}
+
+// A half-open range of code point indices.
+struct Segment {
+  std::size_t lo;
+  std::size_t hi;
+};
+using Segments = std::vector<Segment>;
+
+// Scanning state over one segment: positions at or past `hi` read as "past the end", which is
+// what lets every regex branch below stop at the segment boundary exactly like the regex would.
+class Scanner {
+ public:
+  Scanner(const DecodedText& t, Segment s, Segments& out) : t_(t), hi_(s.hi), pos_(s.lo), out_(out) {}
+
+  bool done() const { return pos_ >= hi_; }
+  std::size_t pos() const { return pos_; }
+  std::size_t hi() const { return hi_; }
+  char32_t cp(std::size_t i) const { return i < hi_ ? t_.cps[i] : kPastEnd; }
+  std::uint8_t flags(std::size_t i) const { return i < hi_ ? t_.flags[i] : 0; }
+  // [^\s\p{L}\p{N}] at a real position.
+  bool other(std::size_t i) const {
+    std::uint8_t f = flags(i);
+    return f != 0 && (f & (kSpace | kLetter | kNumber)) == 0;
+  }
+  // Emits [pos, end) as a word and continues from end.
+  void emit(std::size_t end) {
+    if (end > pos_) out_.push_back({pos_, end});
+    pos_ = end;
+  }
+
+ private:
+  const DecodedText& t_;
+  std::size_t hi_;
+  std::size_t pos_;
+  Segments& out_;
+};
+
+char32_t ascii_lower(char32_t c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+// 's|'t|'re|'ve|'m|'ll|'d at the scanner position; returns the match length or 0.
+// Case-insensitive for the Llama 3 family ((?i:...)). No non-ASCII code point lowercases to one of
+// these ASCII letters, so ASCII folding is the whole of the case-insensitivity.
+std::size_t contraction(const Scanner& s, bool ignore_case) {
+  const std::size_t p = s.pos();
+  if (s.cp(p) != '\'' || p + 1 >= s.hi()) return 0;
+  char32_t a = s.cp(p + 1);
+  if (ignore_case) a = ascii_lower(a);
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+  if (p + 2 >= s.hi()) return 0;
+  char32_t b = s.cp(p + 2);
+  if (ignore_case) b = ascii_lower(b);
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
+  return 0;
+}
+
+// \s+(?!\S)|\s+ at the scanner position (the caller has ruled out every other branch).
+void whitespace_run(Scanner& s) {
+  const std::size_t p = s.pos();
+  std::size_t n = 0;
+  while (s.flags(p + n) & kSpace) ++n;
+  if (n > 1 && p + n < s.hi()) {
+    s.emit(p + n - 1);  // leave the last space to prefix the following word
+  } else if (n > 0) {
+    s.emit(p + n);
+  } else {
+    s.emit(p + 1);  // unreachable for valid input: every code point matches some branch
+  }
+}
+
+void split_gpt2(const DecodedText& t, Segment seg, Segments& out) {
+  Scanner s(t, seg, out);
+  while (!s.done()) {
+    const std::size_t p = s.pos();
+    if (std::size_t n = contraction(s, false)) {
+      s.emit(p + n);
+      continue;
+    }
+    const bool space = s.cp(p) == ' ';
+    const std::uint8_t f = s.flags(space ? p + 1 : p);
+    std::size_t q = p + (space ? 1 : 0);
+    if (f & kLetter) {  //  ?\p{L}+
+      while (s.flags(q) & kLetter) ++q;
+      s.emit(q);
+    } else if (f & kNumber) {  //  ?\p{N}+
+      while (s.flags(q) & kNumber) ++q;
+      s.emit(q);
+    } else if (f != 0 && (f & (kSpace | kLetter | kNumber)) == 0) {  //  ?[^\s\p{L}\p{N}]+
+      while (s.other(q)) ++q;
+      s.emit(q);
+    } else {
+      whitespace_run(s);
+    }
+  }
+}
+
+void split_llama3(const DecodedText& t, Segment seg, std::size_t max_digits, Segments& out) {
+  Scanner s(t, seg, out);
+  while (!s.done()) {
+    const std::size_t p = s.pos();
+    if (std::size_t n = contraction(s, true)) {
+      s.emit(p + n);
+      continue;
+    }
+    const char32_t c = s.cp(p);
+    const std::uint8_t f = s.flags(p);
+    // [^\r\n\p{L}\p{N}]?\p{L}+ : one optional non-letter (even a space or a tab) glued to letters.
+    if (c != '\r' && c != '\n' && !(f & kNumber) && ((f & kLetter) || (s.flags(p + 1) & kLetter))) {
+      std::size_t q = p + 1;
+      while (s.flags(q) & kLetter) ++q;
+      s.emit(q);
+      continue;
+    }
+    if (f & kNumber) {  // \p{N}{1,3} (Llama 3) or \p{N} (Qwen2)
+      std::size_t q = p;
+      while ((s.flags(q) & kNumber) && q - p < max_digits) ++q;
+      s.emit(q);
+      continue;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    const bool space = c == ' ';
+    const std::uint8_t f2 = space ? s.flags(p + 1) : f;
+    if ((f2 & (kSpace | kLetter | kNumber)) == 0) {
+      std::size_t q = p + (space ? 1 : 0);
+      while (s.other(q)) ++q;
+      while (s.cp(q) == '\r' || s.cp(q) == '\n') ++q;
+      s.emit(q);
+      continue;
+    }
+    // \s*[\r\n]+ : the whitespace run up to and including its last line break.
+    std::size_t n = 0;
+    std::size_t after_break = 0;
+    while (s.flags(p + n) & kSpace) {
+      if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
+      ++n;
+    }
+    if (after_break != 0) {
+      s.emit(after_break);
+    } else {
+      whitespace_run(s);
+    }
+  }
+}
+
+// Regex "X" (one code point) or "X+" (a run) used as a splitter: matches and the gaps between
+// them both become words, as llama.cpp's std::regex fallback produces them.
+template <typename Pred>
+void split_matches(const DecodedText& t, Segment seg, bool runs, Pred pred, Segments& out) {
+  std::size_t gap = seg.lo;
+  std::size_t i = seg.lo;
+  while (i < seg.hi) {
+    if (!pred(i)) {
+      ++i;
+      continue;
+    }
+    if (i > gap) out.push_back({gap, i});
+    std::size_t j = i + 1;
+    if (runs)
+      while (j < seg.hi && pred(j)) ++j;
+    out.push_back({i, j});
+    i = gap = j;
+  }
+  if (seg.hi > gap) out.push_back({gap, seg.hi});
+}
+
+// [0-9][0-9][0-9] as a splitter.
+void split_ascii_triples(const DecodedText& t, Segment seg, Segments& out) {
+  auto digit = [&](std::size_t i) { return t.cps[i] >= '0' && t.cps[i] <= '9'; };
+  std::size_t gap = seg.lo;
+  std::size_t i = seg.lo;
+  while (i + 3 <= seg.hi) {
+    if (digit(i) && digit(i + 1) && digit(i + 2)) {
+      if (i > gap) out.push_back({gap, i});
+      out.push_back({i, i + 3});
+      i = gap = i + 3;
+    } else {
+      ++i;
+    }
+  }
+  if (seg.hi > gap) out.push_back({gap, seg.hi});
+}
+
+// Applies one splitting stage to every segment.
+template <typename Stage>
+Segments refine(const Segments& in, Stage stage) {
+  Segments out;
+  out.reserve(in.size() * 2);
+  for (const Segment& s : in) stage(s, out);
+  return out;
+}
+
+}  // namespace
+
+PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
+  auto any_of = [&](std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names)
+      if (pre == n) return true;
+    return false;
+  };
+  // Names as convert_hf_to_gguf.py writes them; the groupings follow llama.cpp, which maps each
+  // of these to the same regex.
+  if (pre.empty() || pre == "default") return {PreTokenizerKind::kDefault, false};
+  if (any_of({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}))
+    return {PreTokenizerKind::kLlama3, true};
+  if (any_of({"dbrx", "smaug-bpe"})) return {PreTokenizerKind::kLlama3, false};
+  if (any_of({"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2", "kormo", "f2llmv2"}))
+    return {PreTokenizerKind::kQwen2, false};
+  if (any_of({"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b"}))
+    return {PreTokenizerKind::kSmollm, false};
+  if (any_of({"gpt2", "gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "roberta-bpe", "jina-es", "jina-de"}))
+    return {PreTokenizerKind::kGpt2, false};
+  throw Error("tokenizer.ggml.pre '" + std::string(pre) +
+              "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, qwen2, default and aliases)");
+}
+
+void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
+  if (text.empty()) return;
+  const DecodedText t = decode(text);
+  Segments segs{{0, t.cps.size()}};
+  auto gpt2 = [&](Segment s, Segments& o) { split_gpt2(t, s, o); };
+  switch (kind) {
+    case PreTokenizerKind::kGpt2:
+      segs = refine(segs, gpt2);
+      break;
+    case PreTokenizerKind::kSmollm:
+      segs = refine(segs, [&](Segment s, Segments& o) {
+        split_matches(t, s, false, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
+      });
+      segs = refine(segs, gpt2);
+      break;
+    case PreTokenizerKind::kLlama3:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, 3, o); });
+      break;
+    case PreTokenizerKind::kQwen2:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, 1, o); });
+      break;
+    case PreTokenizerKind::kDefault: {
+      auto punct = [&](std::size_t i) {
+        const char32_t c = t.cps[i];
+        return (t.flags[i] & kPunctuation) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' ||
+               c == '^' || c == '~' || c == '|';
+      };
+      segs = refine(segs, [&](Segment s, Segments& o) { split_matches(t, s, true, punct, o); });
+      segs = refine(segs, gpt2);
+      segs = refine(segs, [&](Segment s, Segments& o) {
+        split_matches(t, s, true, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
+      });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_ascii_triples(t, s, o); });
+      break;
+    }
+  }
+  out.reserve(out.size() + segs.size());
+  for (const Segment& s : segs) out.push_back({t.offsets[s.lo], t.offsets[s.hi]});
+}
+
+}  // namespace wisp

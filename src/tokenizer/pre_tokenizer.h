@@ -1,0 +1,41 @@
+// Pre-tokenizers: split a text fragment into the "words" that byte-level BPE merges within,
+// selected by tokenizer.ggml.pre. Each is a hand-written scanner equivalent to the regex the
+// model's tokenizer.json declares (and to llama.cpp's implementation of it, quirks included),
+// over Unicode categories from the generated table -- std::regex has no \p{L} and is slow.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace wisp {
+
+enum class PreTokenizerKind {
+  kGpt2,     // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  kSmollm,   // \p{N} isolated first, then kGpt2 (StarCoder / SmolLM)
+  kLlama3,   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+             //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  kQwen2,    // kLlama3 with \p{N} one digit at a time
+  kDefault,  // llama.cpp's fallback: punctuation runs, kGpt2, \p{N}+, [0-9]{3}
+};
+
+struct PreTokenizerSpec {
+  PreTokenizerKind kind = PreTokenizerKind::kDefault;
+  // Llama 3 style: a word that is itself a vocabulary token is emitted whole, without merging.
+  bool ignore_merges = false;
+};
+
+// The spec for a tokenizer.ggml.pre name ("" means the default); throws wisp::Error naming the
+// value for a pre-tokenizer wisp does not implement.
+PreTokenizerSpec pre_tokenizer_for(std::string_view pre_name);
+
+// A word as a byte range [begin, end) of the text handed to pre_tokenize.
+struct WordSpan {
+  std::uint32_t begin;
+  std::uint32_t end;
+};
+
+// Splits valid UTF-8 `text` into words, appending them (in order, covering all of text) to `out`.
+void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out);
+
+}  // namespace wisp

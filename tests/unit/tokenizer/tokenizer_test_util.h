@@ -1,0 +1,90 @@
+// Shared helpers for the tokenizer tests: model paths, a tokenizer cache per model file (loading
+// Gemma's 262k-token vocabulary takes a moment, so each test binary loads it once), golden JSON.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "formats/gguf_file.h"
+#include "tokenizer/tokenizer.h"
+
+namespace wisp::test {
+
+inline const char* kSmolLm2File = "SmolLM2-135M-Instruct.Q4_1.gguf";
+inline const char* kGemma3File = "gemma-3-270m-q4_k_m.gguf";
+
+inline std::string model_path(const std::string& file) { return std::string(WISP_MODELS_DIR) + "/" + file; }
+inline bool model_present(const std::string& file) { return std::filesystem::exists(model_path(file)); }
+
+// One Tokenizer per model file for the life of the test binary (read-only after construction).
+inline const Tokenizer& model_tokenizer(const std::string& file) {
+  static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
+  auto& slot = cache[file];
+  if (!slot) {
+    GgufFile gguf = GgufFile::open(model_path(file));
+    slot = std::make_unique<Tokenizer>(Tokenizer::from_gguf(gguf));
+  }
+  return *slot;
+}
+
+#define WISP_REQUIRE_MODEL(file)                                                                  \
+  do {                                                                                            \
+    if (!::wisp::test::model_present(file))                                                       \
+      GTEST_SKIP() << "model file " << ::wisp::test::model_path(file)                             \
+                   << " is absent (scripts/fetch_models fetches it); skipping";                   \
+  } while (0)
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+inline std::string golden_path(const std::string& name) {
+  return std::string(WISP_GOLDEN_DIR) + "/tokenizer/" + name;
+}
+
+inline std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+inline std::string ids_string(const std::vector<TokenId>& ids) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s + "]";
+}
+
+// Printable rendering of a test string for failure messages.
+inline std::string escaped(const std::string& s, std::size_t max = 80) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else out.push_back(static_cast<char>(c));
+  }
+  return out;
+}
+
+}  // namespace wisp::test
