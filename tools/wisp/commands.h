@@ -5,5 +5,6 @@
 namespace wisp::cli {
 
 int cmd_info(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 
 }  // namespace wisp::cli

@@ -18,6 +18,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"info", "describe a GGUF model: architecture, hyper-parameters, tensors by type, size",
      wisp::cli::cmd_info},
+    {"plan", "serving arithmetic: weight/KV bytes, users that fit, decode ceiling, precision ladder",
+     wisp::cli::cmd_plan},
 };
 
 void print_usage(std::FILE* out) {

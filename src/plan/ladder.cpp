@@ -1,0 +1,33 @@
+#include "plan/ladder.h"
+
+#include "plan/weights.h"
+
+namespace wisp::plan {
+
+std::vector<LadderRow> precision_ladder(const LadderInputs& in, std::span<const double> bits) {
+  std::vector<LadderRow> rows;
+  rows.reserve(bits.size());
+  for (double b : bits) {
+    LadderRow r;
+    r.bits = b;
+    r.weight_bytes = weight_bytes_at_bits(in.params, b);
+    if (in.budget) {
+      if (auto room = kv_room_if_fits(*in.budget, in.overhead, r.weight_bytes)) {
+        r.fit = fit_batch(*room, in.kv_bytes_per_request);
+      } else {
+        r.shortfall = in.overhead + r.weight_bytes - *in.budget;
+      }
+    }
+    if (in.bandwidth) {
+      r.weights_only = decode_ceiling(*in.bandwidth, r.weight_bytes, 0, 1);
+      if (r.fit && r.fit->users > 0) {
+        r.at_capacity =
+            decode_ceiling(*in.bandwidth, r.weight_bytes, in.kv_bytes_per_request, r.fit->users);
+      }
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace wisp::plan

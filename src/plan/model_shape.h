@@ -1,0 +1,25 @@
+// What the planner needs to know about a model: its parameter count, its KV geometry and, when
+// read from a file, the bytes its weights really take there.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "plan/kv_bytes.h"
+
+namespace wisp::plan {
+
+struct ModelShape {
+  std::string source;        // the file path, or "by hand"
+  std::string architecture;  // "llama", "gemma3", ... ("" by hand)
+  double params = 0;         // 0 when not known
+  KvGeometry kv;
+  // True when kv_heads · head_dim came from d_model alone (plain multi-head attention, the head
+  // split unknown): reports then speak of the K/V width rather than of heads.
+  bool kv_width_from_d_model = false;
+  std::optional<std::uint64_t> file_weight_bytes;  // sum of the file's tensor bytes
+  std::optional<std::uint64_t> context_length;     // the model's trained context, when stored
+};
+
+}  // namespace wisp::plan
