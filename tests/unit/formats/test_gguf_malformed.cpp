@@ -86,7 +86,7 @@ TEST(GgufMalformed, CountsPastTheEnd) {
 
 TEST(GgufMalformed, StringLengthPastTheEnd) {
   Bytes b = header(0, 1);
-  b.u64(~0ull);  // key length
+  b.u64(~0ull).zeros(16);  // key length
   expect_error(b, {"metadata key #0", "byte offset 24", "runs past the end"});
   Bytes v = header(0, 1);
   v.str("k").u32(8).u64(1000).zeros(3);  // string value longer than the file
@@ -96,7 +96,7 @@ TEST(GgufMalformed, StringLengthPastTheEnd) {
 TEST(GgufMalformed, ArrayLengthPastTheEnd) {
   Bytes b = header(0, 1);
   b.str("arr").u32(9).u32(4).u64(1ull << 62);  // u32 array claiming 2^62 elements
-  expect_error(b, {"metadata 'arr' array length", "byte offset 39", "runs past the end"});
+  expect_error(b, {"metadata 'arr' array length", "byte offset 43", "runs past the end"});
 }
 
 TEST(GgufMalformed, UnknownValueType) {
