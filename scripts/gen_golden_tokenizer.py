@@ -4,7 +4,8 @@
 Writes
   tests/golden/tokenizer/corpus.json   the test strings (>= 500): prose, code, numbers, whitespace,
                                        CJK, emoji, combining marks, scripts, special-token text, edges
-  tests/golden/tokenizer/<model>.json  per model, the ids llama.cpp's tokenizer produces (through
+  tests/golden/tokenizer/<model>.json  per model (and per pre-tokenizer variant over SmolLM2's
+                                       vocabulary: smollm2-vocab-pre-<pre>.json), the ids llama.cpp's tokenizer produces (through
                                        llama-cpp-python, vocab_only) -- the primary oracle, since wisp
                                        must feed the model exactly what llama.cpp feeds it -- plus, for
                                        byte-level BPE models, the ids of a Hugging Face `tokenizers`
@@ -39,6 +40,9 @@ MODELS = {
     "smollm2-135m": ("SmolLM2-135M-Instruct.Q4_1.gguf", True),
     "gemma3-270m": ("gemma-3-270m-q4_k_m.gguf", False),
 }
+
+# tokenizer.ggml.pre values exercised over SmolLM2's vocabulary (tensor-less GGUF copies) -> HF oracle?
+PRE_VARIANTS = {"llama-bpe": True, "qwen2": True, "gpt-2": True, "default": False}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -388,25 +392,94 @@ def gguf_vocab(path: Path) -> dict:
     }
 
 
-def hf_tokenizer_from_gguf(v: dict):
-    """A tokenizers.Tokenizer equivalent to SmolLM2's tokenizer.json, rebuilt from the GGUF: BPE over
-    the GGUF vocab and merges, pre-tokenizer Digits(individual) + ByteLevel (GPT-2 regex), and the
-    control tokens as special added tokens."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+# The regexes of the Hugging Face tokenizer.json files these pre-tokenizer names stand for.
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
 
-    if v["pre"] != "smollm":
-        raise SystemExit(f"HF oracle is only wired for pre='smollm', not {v['pre']!r}")
+
+def hf_tokenizer_from_gguf(v: dict, pre: str):
+    """A tokenizers.Tokenizer rebuilt from the GGUF: BPE over its vocab and merges, the pre-tokenizer
+    the model family's tokenizer.json declares for `pre`, and the control tokens as special added
+    tokens. For pre='smollm' this is SmolLM2's own tokenizer.json setup."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    byte_level_split = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False)
+    if pre == "smollm":
+        pt = pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+        ])
+    elif pre == "gpt-2":
+        pt = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    elif pre == "llama-bpe":
+        pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated"), byte_level_split])
+    elif pre == "qwen2":
+        pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated"), byte_level_split])
+    else:
+        return None  # llama.cpp's "default" splitter has no tokenizer.json counterpart
     vocab = {t: i for i, t in enumerate(v["tokens"])}
     merges = [tuple(m.split(" ", 1)) for m in v["merges"]]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
-    ])
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False, ignore_merges=(pre == "llama-bpe")))
+    tok.pre_tokenizer = pt
     tok.decoder = decoders.ByteLevel()
     specials = [AddedToken(t, special=True, normalized=False) for t, ty in zip(v["tokens"], v["types"]) if ty == 3]
     tok.add_special_tokens(specials)
     return tok
+
+
+def gguf_with_pre(src: Path, pre: str, dst: Path) -> None:
+    """A tensor-less copy of `src`'s metadata with tokenizer.ggml.pre replaced: enough for
+    llama.cpp's vocab_only load, and a way to run the other pre-tokenizers over a real vocabulary."""
+    import gguf
+
+    r = gguf.GGUFReader(str(src))
+    w = gguf.GGUFWriter(str(dst), arch=bytes(r.fields["general.architecture"].parts[-1]).decode())
+    for k, f in r.fields.items():
+        if k.startswith("GGUF.") or k == "general.architecture":
+            continue
+        t = f.types[0]
+        if k == "tokenizer.ggml.pre":
+            w.add_string(k, pre)
+        elif t == gguf.GGUFValueType.ARRAY:
+            if f.types[1] == gguf.GGUFValueType.STRING:
+                w.add_array(k, [bytes(f.parts[i]).decode() for i in f.data])
+            else:
+                w.add_key_value(k, [f.parts[i][0].item() for i in f.data], gguf.GGUFValueType.ARRAY, sub_type=f.types[1])
+        elif t == gguf.GGUFValueType.STRING:
+            w.add_string(k, bytes(f.parts[-1]).decode())
+        else:
+            w.add_key_value(k, f.parts[-1][0].item(), t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def fnv1a_ids(ids: list[int]) -> str:
+    """FNV-1a 64 over the ids as little-endian int32 (tests/unit/formats/fnv1a.h computes the same)."""
+    import numpy as np
+
+    h = 0xCBF29CE484222325
+    for b in np.asarray(ids, dtype="<i4").tobytes():
+        h ^= b
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def wikitext_digest(oracle, hf, text: str) -> dict:
+    ids = oracle.tokenize(text, False, False)
+    out = {"n_tokens": len(ids), "fnv1a": fnv1a_ids(ids)}
+    if hf is not None:
+        hf.encode_special_tokens = True
+        hf_ids = hf.encode(text, add_special_tokens=False).ids
+        hf.encode_special_tokens = False
+        out["hf_agrees"] = hf_ids == ids
+        if hf_ids != ids:
+            first = next((k for k, (a, b) in enumerate(zip(hf_ids, ids)) if a != b), min(len(hf_ids), len(ids)))
+            out["hf_first_difference_at_token"] = first
+    return out
 
 
 class LlamaOracle:
@@ -453,12 +526,16 @@ def dump_compact(obj: dict, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str]) -> dict:
+def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wikitext: str | None,
+                     variant_of: str | None = None) -> dict:
+    """variant_of: the real model file whose vocabulary `path` (a tensor-less copy with another
+    tokenizer.ggml.pre) carries; for variants only the plain ids are kept, since special-token
+    handling does not depend on the pre-tokenizer and is covered by the real models."""
     import llama_cpp
 
     oracle = LlamaOracle(path)
     v = gguf_vocab(path)
-    hf = hf_tokenizer_from_gguf(v) if with_hf else None
+    hf = hf_tokenizer_from_gguf(v, v["pre"]) if with_hf else None
 
     cases = []
     hf_disagreements = []
@@ -491,6 +568,8 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str]) ->
             if d:
                 d = {"i": i, **d}
                 hf_disagreements.append(d)
+        if variant_of is not None:
+            case = {k: v for k, v in {"i": i, "p": plain, "dx": case.get("dx")}.items() if v is not None}
         cases.append(case)
 
     n_vocab = len(v["tokens"])
@@ -503,7 +582,7 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str]) ->
         pieces.append([t, p0.hex()] + ([p1.hex()] if p1 != p0 else []))
 
     out = {
-        "model_file": path.name,
+        "model_file": variant_of or path.name,
         "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
         "tokenizer_model": v["model"],
         "tokenizer_pre": v["pre"],
@@ -514,13 +593,16 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str]) ->
         "n_cases": len(cases),
         "roundtrip_exact": roundtrip_exact,
         "cases": cases,
-        "pieces": pieces,
     }
+    if variant_of is None:
+        out["pieces"] = pieces
+    if wikitext is not None:
+        out["wikitext"] = wikitext_digest(oracle, hf, wikitext)
     if hf is not None:
         import tokenizers
 
-        out["hf_oracle"] = (f"tokenizers {tokenizers.__version__}: BPE from the GGUF vocab+merges, "
-                            "Digits(individual)+ByteLevel pre-tokenizer, control tokens as special")
+        out["hf_oracle"] = (f"tokenizers {tokenizers.__version__}: BPE from the GGUF vocab+merges, the "
+                            f"tokenizer.json pre-tokenizer of pre={v['pre']!r}, control tokens as special")
         out["hf_disagreements"] = hf_disagreements
     print(f"{name}: {len(cases)} cases, round trip exact on {roundtrip_exact}"
           + (f", HF disagrees with llama.cpp on {len(hf_disagreements)}" if hf is not None else ""))
@@ -530,7 +612,12 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str]) ->
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "models")
+    ap.add_argument("--wikitext", type=Path, default=ROOT.parent / "shared" / "data" / "wikitext-2-test.txt",
+                    help="also record token count and id digest of this text (skipped when absent)")
     args = ap.parse_args()
+    # Bytes, decoded without newline translation: the file has \r\n line ends, which must reach
+    # the tokenizers as they are.
+    wikitext = args.wikitext.read_bytes().decode("utf-8") if args.wikitext.exists() else None
 
     corpus = build_corpus()
     assert len(corpus) >= 500, len(corpus)
@@ -544,7 +631,20 @@ def main() -> int:
         if not path.exists():
             print(f"{name}: {path} absent, skipped", file=sys.stderr)
             continue
-        dump_compact(golden_for_model(name, path, with_hf, corpus), OUT_DIR / f"{name}.json")
+        dump_compact(golden_for_model(name, path, with_hf, corpus, wikitext), OUT_DIR / f"{name}.json")
+
+    # The other byte-level pre-tokenizers, run over SmolLM2's real vocabulary and merges.
+    base = args.models_dir / MODELS["smollm2-135m"][0]
+    if base.exists():
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            for pre, with_hf in PRE_VARIANTS.items():
+                variant = Path(tmp) / f"smollm2-vocab-{pre}.gguf"
+                gguf_with_pre(base, pre, variant)
+                name = f"smollm2-vocab-pre-{pre}"
+                dump_compact(golden_for_model(name, variant, with_hf, corpus, wikitext, variant_of=base.name),
+                             OUT_DIR / f"{name}.json")
     return 0
 
 

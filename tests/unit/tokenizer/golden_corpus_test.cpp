@@ -10,8 +10,9 @@ namespace wisp::test {
 namespace {
 
 struct GoldenModel {
-  const char* golden;  // tests/golden/tokenizer/<golden>.json
-  const char* file;    // models/<file>
+  const char* golden;    // tests/golden/tokenizer/<golden>.json
+  const char* file;      // models/<file>
+  const char* pre = "";  // non-empty: the file's vocabulary under this tokenizer.ggml.pre
 };
 
 class GoldenCorpus : public ::testing::TestWithParam<GoldenModel> {
@@ -28,7 +29,7 @@ class GoldenCorpus : public ::testing::TestWithParam<GoldenModel> {
 };
 
 TEST_P(GoldenCorpus, VocabularyMatchesTheOracle) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file);
+  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
   EXPECT_EQ(tok.n_vocab(), golden_["n_vocab"].get<std::size_t>());
   EXPECT_EQ(tok.bos(), golden_["bos"].get<TokenId>());
   EXPECT_EQ(tok.eos(), golden_["eos"].get<TokenId>());
@@ -36,13 +37,15 @@ TEST_P(GoldenCorpus, VocabularyMatchesTheOracle) {
 }
 
 TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file);
+  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
   const bool add_bos = golden_["add_bos"].get<bool>();
   std::size_t checked = 0;
   std::vector<std::string> failures;
   for (const auto& c : golden_["cases"]) {
     const std::string& text = corpus_.at(c["i"].get<std::size_t>());
-    const auto want_special = c["s"].get<std::vector<TokenId>>();
+    // Pre-tokenizer variants record plain ids only.
+    const bool has_special = c.contains("s");
+    const auto want_special = has_special ? c["s"].get<std::vector<TokenId>>() : std::vector<TokenId>{};
     std::vector<TokenId> want_plain;
     if (c.contains("p")) {
       want_plain = c["p"].get<std::vector<TokenId>>();
@@ -52,13 +55,15 @@ TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
     }
     const auto got_special = tok.tokenize(text, {.add_special = true, .parse_special = true});
     const auto got_plain = tok.tokenize(text, {.add_special = false, .parse_special = false});
-    checked += 2;
-    if (got_special != want_special)
-      failures.push_back("#" + c["i"].dump() + " \"" + escaped(text) + "\" (specials parsed)\n    want " +
-                         ids_string(want_special) + "\n    got  " + ids_string(got_special));
-    if (got_plain != want_plain)
-      failures.push_back("#" + c["i"].dump() + " \"" + escaped(text) + "\" (plain)\n    want " +
-                         ids_string(want_plain) + "\n    got  " + ids_string(got_plain));
+    checked += has_special ? 2 : 1;
+    auto report = [&](const char* mode, const std::vector<TokenId>& want, const std::vector<TokenId>& got) {
+      std::ostringstream m;
+      m << "#" << c["i"] << " \"" << escaped(text) << "\" (" << mode << ")\n    want " << ids_string(want)
+        << "\n    got  " << ids_string(got);
+      failures.push_back(m.str());
+    };
+    if (has_special && got_special != want_special) report("specials parsed", want_special, got_special);
+    if (got_plain != want_plain) report("plain", want_plain, got_plain);
   }
   std::string report;
   for (std::size_t i = 0; i < failures.size() && i < 8; ++i) report += "  " + failures[i] + "\n";
@@ -67,7 +72,7 @@ TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
 }
 
 TEST_P(GoldenCorpus, DetokenizeRoundTripsWhereLlamaCppDoes) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file);
+  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
   std::size_t exact = 0;
   std::vector<std::string> failures;
   for (const auto& c : golden_["cases"]) {
@@ -76,8 +81,11 @@ TEST_P(GoldenCorpus, DetokenizeRoundTripsWhereLlamaCppDoes) {
     const std::string want = c.contains("dx") ? from_hex(c["dx"].get<std::string>()) : text;
     const std::string got = tok.detokenize(ids);
     if (got == text) ++exact;
-    if (got != want)
-      failures.push_back("#" + c["i"].dump() + " want \"" + escaped(want) + "\" got \"" + escaped(got) + "\"");
+    if (got != want) {
+      std::ostringstream m;
+      m << "#" << c["i"] << " want \"" << escaped(want) << "\" got \"" << escaped(got) << "\"";
+      failures.push_back(m.str());
+    }
   }
   std::string report;
   for (std::size_t i = 0; i < failures.size() && i < 8; ++i) report += "  " + failures[i] + "\n";
@@ -86,7 +94,8 @@ TEST_P(GoldenCorpus, DetokenizeRoundTripsWhereLlamaCppDoes) {
 }
 
 TEST_P(GoldenCorpus, PiecesMatchLlamaCpp) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file);
+  if (!golden_.contains("pieces")) GTEST_SKIP() << "pieces are recorded for the real models only";
+  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
   std::size_t n = 0;
   std::vector<std::string> failures;
   for (const auto& p : golden_["pieces"]) {
@@ -94,10 +103,12 @@ TEST_P(GoldenCorpus, PiecesMatchLlamaCpp) {
     const std::string plain = from_hex(p[1].get<std::string>());
     const std::string special = p.size() > 2 ? from_hex(p[2].get<std::string>()) : plain;
     ++n;
-    if (tok.token_to_piece(id, false) != plain || tok.token_to_piece(id, true) != special)
-      failures.push_back("id " + std::to_string(id) + ": want \"" + escaped(plain) + "\"/\"" + escaped(special) +
-                         "\" got \"" + escaped(tok.token_to_piece(id, false)) + "\"/\"" +
-                         escaped(tok.token_to_piece(id, true)) + "\"");
+    if (tok.token_to_piece(id, false) != plain || tok.token_to_piece(id, true) != special) {
+      std::ostringstream m;
+      m << "id " << id << ": want \"" << escaped(plain) << "\"/\"" << escaped(special) << "\" got \""
+        << escaped(tok.token_to_piece(id, false)) << "\"/\"" << escaped(tok.token_to_piece(id, true)) << "\"";
+      failures.push_back(m.str());
+    }
   }
   std::string report;
   for (std::size_t i = 0; i < failures.size() && i < 8; ++i) report += "  " + failures[i] + "\n";
@@ -105,7 +116,12 @@ TEST_P(GoldenCorpus, PiecesMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
-                         ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File}, GoldenModel{"gemma3-270m", kGemma3File}),
+                         ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File},
+                                           GoldenModel{"gemma3-270m", kGemma3File},
+                                           GoldenModel{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
+                                           GoldenModel{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
+                                           GoldenModel{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                                           GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
@@ -113,12 +129,19 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
                            return n;
                          });
 
-// The two oracles for SmolLM2 (llama.cpp and Hugging Face tokenizers rebuilt from the GGUF) agree
-// on the whole corpus; the script records any disagreement instead of hiding it.
-TEST(GoldenOracles, HuggingFaceAgreesWithLlamaCppOnSmolLm2) {
-  const auto golden = read_json(golden_path("smollm2-135m.json"));
-  ASSERT_TRUE(golden.contains("hf_disagreements"));
-  EXPECT_EQ(golden["hf_disagreements"].size(), 0u) << golden["hf_disagreements"].dump();
+// The two oracles (llama.cpp, and Hugging Face tokenizers rebuilt from the GGUF with the
+// tokenizer.json pre-tokenizer) agree on the whole corpus and on WikiText-2; the script records
+// any disagreement instead of hiding it, and this test surfaces it.
+TEST(GoldenOracles, HuggingFaceAgreesWithLlamaCpp) {
+  for (const char* name : {"smollm2-135m", "smollm2-vocab-pre-llama-bpe", "smollm2-vocab-pre-qwen2",
+                           "smollm2-vocab-pre-gpt-2"}) {
+    const auto golden = read_json(golden_path(std::string(name) + ".json"));
+    ASSERT_TRUE(golden.contains("hf_disagreements")) << name;
+    EXPECT_EQ(golden["hf_disagreements"].size(), 0u) << name << ": " << golden["hf_disagreements"].dump();
+    if (golden.contains("wikitext")) {
+      EXPECT_TRUE(golden["wikitext"]["hf_agrees"].get<bool>()) << name;
+    }
+  }
 }
 
 }  // namespace

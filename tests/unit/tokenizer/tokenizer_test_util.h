@@ -16,6 +16,7 @@
 
 #include "formats/gguf_file.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace wisp::test {
 
@@ -25,13 +26,21 @@ inline const char* kGemma3File = "gemma-3-270m-q4_k_m.gguf";
 inline std::string model_path(const std::string& file) { return std::string(WISP_MODELS_DIR) + "/" + file; }
 inline bool model_present(const std::string& file) { return std::filesystem::exists(model_path(file)); }
 
-// One Tokenizer per model file for the life of the test binary (read-only after construction).
-inline const Tokenizer& model_tokenizer(const std::string& file) {
+// One Tokenizer per model file (and pre-tokenizer override) for the life of the test binary;
+// read-only after construction. `pre` non-empty swaps tokenizer.ggml.pre, to run another
+// pre-tokenizer over the file's real vocabulary.
+inline const Tokenizer& model_tokenizer(const std::string& file, const std::string& pre = "") {
   static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
-  auto& slot = cache[file];
+  auto& slot = cache[file + "|" + pre];
   if (!slot) {
     GgufFile gguf = GgufFile::open(model_path(file));
-    slot = std::make_unique<Tokenizer>(Tokenizer::from_gguf(gguf));
+    if (pre.empty()) {
+      slot = std::make_unique<Tokenizer>(Tokenizer::from_gguf(gguf));
+    } else {
+      Vocab v = vocab_from_gguf(gguf);
+      v.pre = pre;
+      slot = std::make_unique<Tokenizer>(std::move(v));
+    }
   }
   return *slot;
 }
@@ -62,9 +71,11 @@ inline std::string from_hex(const std::string& hex) {
 }
 
 inline std::string ids_string(const std::vector<TokenId>& ids) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
-  return s + "]";
+  std::ostringstream s;
+  s << "[";
+  for (std::size_t i = 0; i < ids.size(); ++i) s << (i ? "," : "") << ids[i];
+  s << "]";
+  return s.str();
 }
 
 // Printable rendering of a test string for failure messages.

@@ -1,0 +1,67 @@
+// WikiText-2 test (1.3 MB, ../shared/data) through each tokenizer: the id sequence must equal
+// llama.cpp's (token count and FNV-1a digest recorded by scripts/gen_golden_tokenizer.py), it must
+// detokenize back to the text, and the time it took is printed (a benchmark figure, not a limit).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "../formats/fnv1a.h"
+#include "tokenizer_test_util.h"
+
+namespace wisp::test {
+namespace {
+
+std::string wikitext_path() { return std::string(WISP_SOURCE_DIR) + "/../shared/data/wikitext-2-test.txt"; }
+
+struct WikiCase {
+  const char* golden;
+  const char* file;
+  const char* pre;
+};
+
+class WikiText : public ::testing::TestWithParam<WikiCase> {};
+
+TEST_P(WikiText, MatchesLlamaCppAndRoundTrips) {
+  WISP_REQUIRE_MODEL(GetParam().file);
+  if (!std::filesystem::exists(wikitext_path())) GTEST_SKIP() << wikitext_path() << " is absent; skipping";
+  const auto golden = read_json(golden_path(std::string(GetParam().golden) + ".json"));
+  ASSERT_TRUE(golden.contains("wikitext")) << "golden data has no WikiText digest: rerun the script";
+  std::ifstream in(wikitext_path(), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<TokenId> ids = tok.tokenize(text, {.add_special = false, .parse_special = false});
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::string back = tok.detokenize(ids);
+  const auto t2 = std::chrono::steady_clock::now();
+
+  Fnv1a h;
+  h.update(ids.data(), ids.size() * sizeof(TokenId));  // little-endian int32, as the script hashes
+  EXPECT_EQ(ids.size(), golden["wikitext"]["n_tokens"].get<std::size_t>());
+  EXPECT_EQ(h.hex(), golden["wikitext"]["fnv1a"].get<std::string>());
+  EXPECT_TRUE(back == text) << "WikiText does not round-trip through detokenize";
+
+  const double enc = std::chrono::duration<double>(t1 - t0).count();
+  const double dec = std::chrono::duration<double>(t2 - t1).count();
+  std::printf("  %s: %zu bytes -> %zu tokens, tokenize %.3f s (%.1f MB/s), detokenize %.3f s\n", GetParam().golden,
+              text.size(), ids.size(), enc, text.size() / enc / 1e6, dec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, WikiText,
+                         ::testing::Values(WikiCase{"smollm2-135m", kSmolLm2File, ""},
+                                           WikiCase{"gemma3-270m", kGemma3File, ""},
+                                           WikiCase{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
+                                           WikiCase{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
+                                           WikiCase{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                                           WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
+                         [](const auto& info) {
+                           std::string n = info.param.golden;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace wisp::test
