@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "commands.h"
 #include "formats/gguf_file.h"
 #include "wisp/error.h"
@@ -16,18 +17,18 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const char* kInfoHelp =
-    "usage: wisp info [options] FILE\n"
-    "       wisp info -m FILE [options]\n\n"
-    "Describes a GGUF model: architecture and hyper-parameters, tokenizer, chat template,\n"
-    "tensors by type (count, parameters, size, bits per weight) and the total size.\n\n"
-    "options:\n"
-    "  -m, --model FILE   the GGUF file (or give it as the positional argument)\n"
-    "      --tensors      also list every tensor: name, type, shape, size\n"
-    "      --metadata     also list every metadata key with its value\n"
-    "      --json         print one JSON object instead of text (for scripts)\n"
-    "  -h, --help         show this help\n\n"
-    "Sizes: MiB = 1024^2 bytes.\n";
+ArgParser make_parser() {
+  ArgParser p("info",
+              "Describes a GGUF model: architecture and hyper-parameters, tokenizer, chat template,\n"
+              "tensors by type (count, parameters, size, bits per weight) and the total size.");
+  p.positionals("FILE", 0, 1);
+  p.option("model").short_name('m').value_name("FILE").help("the GGUF file (or give it as the positional argument)");
+  p.flag("tensors").help("also list every tensor: name, type, shape, size");
+  p.flag("metadata").help("also list every metadata key with its value");
+  p.flag("json").help("print one JSON object instead of text (for scripts)");
+  p.epilog("Sizes: MiB = 1024^2 bytes.");
+  return p;
+}
 
 struct TypeRow {
   std::string name;
@@ -224,42 +225,20 @@ void print_text(const GgufFile& f, bool tensors, bool metadata) {
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  std::string path;
-  bool tensors = false, metadata = false, json = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("%s", kInfoHelp);
-      return 0;
-    } else if (a == "--tensors") {
-      tensors = true;
-    } else if (a == "--metadata") {
-      metadata = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "-m" || a == "--model") {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "wisp info: %s needs a file name\n", argv[i]);
-        return 2;
-      }
-      path = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "wisp info: unknown option '%s' (see wisp info --help)\n", argv[i]);
-      return 2;
-    } else if (path.empty()) {
-      path = argv[i];
-    } else {
-      std::fprintf(stderr, "wisp info: more than one file given ('%s' and '%s')\n", path.c_str(), argv[i]);
-      return 2;
-    }
+  const ArgParser parser = make_parser();
+  Args args = parser.parse(argc, argv);
+  if (args.help_requested()) {
+    std::fputs(parser.help().c_str(), stdout);
+    return 0;
   }
-  if (path.empty()) {
-    std::fprintf(stderr, "wisp info: no model file given\n\n%s", kInfoHelp);
-    return 2;
-  }
+  std::optional<std::string> model = args.value("model");
+  if (model && !args.positionals().empty())
+    throw UsageError("give the model once: -m " + *model + " and '" + args.positionals()[0] + "'");
+  if (!model && args.positionals().empty()) throw UsageError("no model file given");
+  std::string path = model ? *model : args.positionals()[0];
   GgufFile f = GgufFile::open(path);
-  if (json) print_json(f, tensors, metadata);
-  else print_text(f, tensors, metadata);
+  if (args.flag("json")) print_json(f, args.flag("tensors"), args.flag("metadata"));
+  else print_text(f, args.flag("tensors"), args.flag("metadata"));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <exception>
 #include <string_view>
 
+#include "args.h"
 #include "commands.h"
 #include "wisp/error.h"
 
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
     if (name == c.name) {
       try {
         return c.run(argc - 1, argv + 1);
+      } catch (const wisp::cli::UsageError& e) {
+        std::fprintf(stderr, "wisp %s: %s\n(see 'wisp %s --help')\n", c.name, e.what(), c.name);
+        return wisp::cli::kUsageExit;
       } catch (const wisp::Error& e) {
         std::fprintf(stderr, "wisp %s: error: %s\n", c.name, e.what());
         return 1;
