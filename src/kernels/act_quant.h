@@ -1,0 +1,51 @@
+// Activation formats for the dequant-matmul: each weight type multiplies against the activation
+// vector in a "vec_dot type" of its own (ggml's term), converted once per matmul:
+//   Q4_0, Q5_0, Q8_0 -> Q8_0        Q4_1, Q5_1 -> Q8_1        K-quants -> Q8_K
+//   F16 -> F16 (activation rounded to half)   BF16 -> BF16   F32 -> F32
+// Using the same activation formats as llama.cpp is what makes wisp's logits agree with it on
+// near-ties: the integer part of every block dot is then exact and identical, and only the float
+// accumulation order can differ.
+//
+// Rounding follows ggml's x86 code (the oracle this project tests against): Q8_0/Q8_1 scale by
+// 127/amax and round half to even; Q8_K scales by -127/max (max = the signed value of largest
+// magnitude) and rounds half to even, as quantize_row_q8_K_ref does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace wisp::kernels {
+
+enum class ActFormat : std::uint8_t { kF32, kF16, kBF16, kQ8_0, kQ8_1, kQ8_K };
+
+const char* act_format_name(ActFormat f);
+
+// Q8_1: Q8_0 plus s = d * sum(qs) (half), so a dot with an offset weight (Q4_1: d*q + m)
+// folds the m term into one multiply per block.
+struct BlockQ8_1 {
+  std::uint16_t d;  // half
+  std::uint16_t s;  // half: d * sum(qs)
+  std::int8_t qs[32];
+};
+static_assert(sizeof(BlockQ8_1) == 36);
+
+// Q8_K: 256 values with a float scale and per-16 sums of the codes (for the K-quant mins).
+struct BlockQ8_K {
+  float d;
+  std::int8_t qs[256];
+  std::int16_t bsums[16];
+};
+static_assert(sizeof(BlockQ8_K) == 292);
+
+// Values per activation block (1 for the float formats).
+std::int64_t act_block_elems(ActFormat f);
+// Bytes of one converted row of n values (n a multiple of act_block_elems).
+std::size_t act_row_bytes(ActFormat f, std::int64_t n);
+// Converts one row of n floats into format f at `out` (act_row_bytes(f, n) bytes).
+void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n);
+
+void quantize_act_q8_0(const float* x, void* out, std::int64_t n);
+void quantize_act_q8_1(const float* x, void* out, std::int64_t n);
+void quantize_act_q8_K(const float* x, void* out, std::int64_t n);
+
+}  // namespace wisp::kernels

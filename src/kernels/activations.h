@@ -1,0 +1,31 @@
+// Element-wise activations of the FFN and the output, with ggml's numerics.
+#pragma once
+
+#include <cstdint>
+
+namespace wisp::kernels {
+
+// out = silu(gate) * up, silu(x) = x / (1 + e^-x). out may alias gate or up.
+void silu_mul(const float* gate, const float* up, float* out, std::int64_t n);
+
+// out = gelu_tanh(gate) * up (GeGLU). ggml evaluates gelu through a table indexed by the input
+// rounded to half precision, and stores the table in half precision; this reproduces that exactly
+// (inputs beyond +-10 are 0 or identity, as there). out may alias gate or up.
+void gelu_tanh_mul(const float* gate, const float* up, float* out, std::int64_t n);
+
+// The tanh-approximated GELU in float, without the half-precision table (reference, tests).
+float gelu_tanh(float x);
+
+// x = cap * tanh(x / cap): Gemma's final-logit soft-capping.
+void softcap(float* x, std::int64_t n, float cap);
+
+// x *= s.
+void scale(float* x, std::int64_t n, float s);
+// y += x.
+void add(const float* x, float* y, std::int64_t n);
+
+// In-place softmax of n values: max-subtracted exponentials summed in double, then scaled by the
+// float reciprocal of the sum (ggml_soft_max's order).
+void softmax(float* x, std::int64_t n);
+
+}  // namespace wisp::kernels

@@ -1,0 +1,41 @@
+// Causal multi-head attention of a batch of query tokens over a paged KV cache.
+//
+// The cache is seen through a block table: block i holds the K (and V) rows of token positions
+// [i*block_size, (i+1)*block_size), one contiguous plane of block_size rows of head_dim floats per
+// kv head (the layout of src/kv). The kernel knows nothing of the pool; the caller gathers, for one
+// layer, each block's plane pointer for kv head 0 and the stride between heads.
+//
+// Numerics follow llama.cpp's default (non-flash) attention with its F16 KV cache when
+// round_f16 is set: the query and the softmax probabilities are rounded to half before their
+// matmuls, as ggml does when it multiplies them with the F16 cache (the caller stores K and V
+// rounded to half). Scores are scaled by kq_scale before the softmax.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace wisp::kernels {
+
+struct PagedKv {
+  std::span<const float* const> k_blocks;  // per block: the plane of kv head 0
+  std::span<const float* const> v_blocks;
+  std::int64_t head_stride = 0;  // floats from one kv head's plane to the next
+  std::int64_t block_size = 0;   // token slots per block
+  std::int64_t head_dim = 0;
+};
+
+struct AttentionParams {
+  int n_heads = 0;
+  int n_kv_heads = 0;  // query head h reads kv head h / (n_heads / n_kv_heads) (GQA)
+  float kq_scale = 1.0f;
+  std::int64_t window = 0;  // sliding window: key p is visible from query q iff q - p < window; 0 = all
+  float logit_softcap = 0.0f;  // cap * tanh(score / cap) before the softmax; 0 = none
+  bool round_f16 = true;
+};
+
+// For query token t (t < n_tok) at position pos0 + t, whose keys at positions [0, pos0 + t] are in
+// kv: out[t * out_stride + h * head_dim + d]. q rows hold n_heads * head_dim values at q_stride.
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
+
+}  // namespace wisp::kernels

@@ -1,0 +1,45 @@
+// The dot-kernel table: the one place that decides which implementation runs for a weight type.
+// Only scalar kernels exist yet; SIMD tables (avx2/, avx512/, neon/) will be selected here from the
+// CPU features detected at run time, falling back to the scalar entry for types they lack.
+#include <array>
+
+#include "formats/block_types.h"
+#include "kernels/dot.h"
+
+namespace wisp::kernels {
+
+namespace {
+
+constexpr auto id(GgmlType t) { return static_cast<std::uint32_t>(t); }
+
+constexpr std::array kScalarKernels = {
+    DotKernel{id(GgmlType::kF32), ActFormat::kF32, scalar::dot_f32},
+    DotKernel{id(GgmlType::kF16), ActFormat::kF16, scalar::dot_f16},
+    DotKernel{id(GgmlType::kBF16), ActFormat::kBF16, scalar::dot_bf16},
+    DotKernel{id(GgmlType::kQ4_0), ActFormat::kQ8_0, scalar::dot_q4_0},
+    DotKernel{id(GgmlType::kQ4_1), ActFormat::kQ8_1, scalar::dot_q4_1},
+    DotKernel{id(GgmlType::kQ5_0), ActFormat::kQ8_0, scalar::dot_q5_0},
+    DotKernel{id(GgmlType::kQ5_1), ActFormat::kQ8_1, scalar::dot_q5_1},
+    DotKernel{id(GgmlType::kQ8_0), ActFormat::kQ8_0, scalar::dot_q8_0},
+    DotKernel{id(GgmlType::kQ2_K), ActFormat::kQ8_K, scalar::dot_q2_k},
+    DotKernel{id(GgmlType::kQ3_K), ActFormat::kQ8_K, scalar::dot_q3_k},
+    DotKernel{id(GgmlType::kQ4_K), ActFormat::kQ8_K, scalar::dot_q4_k},
+    DotKernel{id(GgmlType::kQ5_K), ActFormat::kQ8_K, scalar::dot_q5_k},
+    DotKernel{id(GgmlType::kQ6_K), ActFormat::kQ8_K, scalar::dot_q6_k},
+};
+
+}  // namespace
+
+const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
+  for (const DotKernel& k : kScalarKernels) {
+    if (k.weight_type == type_id) return &k;
+  }
+  return nullptr;
+}
+
+const DotKernel* find_dot_kernel(std::uint32_t type_id) {
+  // Runtime ISA dispatch goes here (issue: fast SIMD kernels).
+  return find_scalar_dot_kernel(type_id);
+}
+
+}  // namespace wisp::kernels

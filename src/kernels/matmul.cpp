@@ -1,0 +1,69 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <string>
+
+#include "formats/block_types.h"
+#include "wisp/error.h"
+
+namespace wisp::kernels {
+
+namespace {
+
+std::string type_name(std::uint32_t type_id) {
+  const BlockTypeInfo* t = find_block_type(type_id);
+  return t ? std::string(t->name) : "type " + std::to_string(type_id);
+}
+
+// Rows per unit of work: enough to amortize scheduling, small enough to balance two to a few
+// dozen threads on the narrowest matrices (a few hundred rows).
+constexpr std::int64_t kRowChunk = 16;
+
+}  // namespace
+
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
+  const DotKernel* k = find_dot_kernel(w.type_id);
+  if (k == nullptr) throw Error("matmul: no kernel for weight type " + type_name(w.type_id));
+  const std::int64_t block = act_block_elems(k->act);
+  if (w.n_cols % block != 0) {
+    throw Error("matmul: " + type_name(w.type_id) + " weight rows of " + std::to_string(w.n_cols) +
+                " values are not a multiple of the activation block (" + std::to_string(block) + ")");
+  }
+  if (n_tok <= 0 || w.n_rows == 0) return;
+
+  const std::size_t act_bytes = act_row_bytes(k->act, w.n_cols);
+  std::uint8_t* act = scratch.reserve(act_bytes * static_cast<std::size_t>(n_tok));
+  const int threads = std::max(1, n_threads);
+
+#pragma omp parallel for num_threads(threads) schedule(static) if (n_tok > 1 && threads > 1)
+  for (std::int64_t t = 0; t < n_tok; ++t) {
+    convert_act_row(k->act, x + t * x_stride, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
+  }
+
+  const std::int64_t n_chunks = (w.n_rows + kRowChunk - 1) / kRowChunk;
+  const DotFn dot = k->dot;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t c = 0; c < n_chunks; ++c) {
+    const std::int64_t r0 = c * kRowChunk;
+    const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
+    // Token-inner: one chunk of weight rows stays in cache while every token passes over it.
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::uint8_t* wr = w.row(r);
+      for (std::int64_t t = 0; t < n_tok; ++t) {
+        y[t * y_stride + r] = dot(wr, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
+      }
+    }
+  }
+}
+
+void dequantize_row(const MatrixView& w, std::int64_t r, float* out) {
+  const BlockTypeInfo* t = find_block_type(w.type_id);
+  if (t == nullptr) throw Error("dequantize: unknown weight type " + std::to_string(w.type_id));
+  if (r < 0 || r >= w.n_rows) {
+    throw Error("dequantize: row " + std::to_string(r) + " out of range (" + std::to_string(w.n_rows) + " rows)");
+  }
+  t->dequantize(w.row(r), out, w.n_cols);
+}
+
+}  // namespace wisp::kernels

@@ -1,0 +1,52 @@
+// The dequant-matmul: y = W x for a weight matrix kept in its stored block type (a view into the
+// mapped model file) and a batch of f32 activation rows.
+//
+// The activations are converted once per call to the weight type's ActFormat (act_quant.h), then
+// every (row, token) output is one DotKernel call straight on the stored blocks: no weight is ever
+// expanded to f32. Rows are split across threads (OpenMP); each output is computed by exactly one
+// thread in a fixed order, so results do not depend on the thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/dot.h"
+
+namespace wisp::kernels {
+
+// A row-major matrix of n_rows rows, each n_cols values in block type `type_id` (row_bytes bytes).
+// GGUF's ne[0] is n_cols (the input dimension), ne[1] is n_rows (the output dimension).
+struct MatrixView {
+  const std::uint8_t* data = nullptr;
+  std::uint32_t type_id = 0;
+  std::int64_t n_cols = 0;
+  std::int64_t n_rows = 0;
+  std::size_t row_bytes = 0;
+
+  const std::uint8_t* row(std::int64_t r) const { return data + static_cast<std::size_t>(r) * row_bytes; }
+};
+
+// Reusable memory for the converted activations (grows to the largest call, never shrinks).
+class MatmulScratch {
+ public:
+  std::uint8_t* reserve(std::size_t bytes) {
+    if (buf_.size() < bytes) buf_.resize(bytes);
+    return buf_.data();
+  }
+
+ private:
+  std::vector<std::uint8_t> buf_;
+};
+
+// y[t * y_stride + r] = dot(row r of w, x[t * x_stride ...]) for r < w.n_rows, t < n_tok.
+// Throws wisp::Error when w's type has no dot kernel or n_cols is not a multiple of its
+// activation block size. n_threads <= 1 runs on the calling thread.
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads);
+
+// Dequantizes row r of w into out[0 .. n_cols) (embedding lookup) with the block type's
+// reference dequantizer.
+void dequantize_row(const MatrixView& w, std::int64_t r, float* out);
+
+}  // namespace wisp::kernels

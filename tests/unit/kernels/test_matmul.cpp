@@ -1,0 +1,195 @@
+// The dequant-matmul for every block type wisp multiplies, against references in double:
+//  - exact: the weight dequantized by the formats registry times the *converted* activation
+//    dequantized: only float accumulation order may differ, so the tolerance is tiny;
+//  - end to end: the same weight times the original f32 activation, within the error the
+//    activation conversion is allowed (half a quantization step per value).
+// Plus shapes with ragged row chunks, batches, thread-count independence and bad input.
+#include "kernels/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "formats/block_types.h"
+#include "formats/half.h"
+#include "kernels/act_quant.h"
+#include "random_blocks.h"
+#include "wisp/error.h"
+
+namespace wisp {
+namespace {
+
+using kernels::ActFormat;
+
+// The activation row as the kernel sees it, back in float.
+std::vector<float> dequantize_act(ActFormat f, const std::vector<std::uint8_t>& a, std::int64_t n) {
+  std::vector<float> out(static_cast<std::size_t>(n));
+  switch (f) {
+    case ActFormat::kF32: std::memcpy(out.data(), a.data(), out.size() * 4); break;
+    case ActFormat::kF16:
+    case ActFormat::kBF16: {
+      const auto* h = reinterpret_cast<const std::uint16_t*>(a.data());
+      for (std::int64_t i = 0; i < n; ++i) out[i] = f == ActFormat::kF16 ? f16_to_f32(h[i]) : bf16_to_f32(h[i]);
+      break;
+    }
+    case ActFormat::kQ8_0: block_type(GgmlType::kQ8_0).dequantize(a.data(), out.data(), n); break;
+    case ActFormat::kQ8_1: {
+      const auto* b = reinterpret_cast<const kernels::BlockQ8_1*>(a.data());
+      for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(b[i / 32].d) * b[i / 32].qs[i % 32];
+      break;
+    }
+    case ActFormat::kQ8_K: {
+      const auto* b = reinterpret_cast<const kernels::BlockQ8_K*>(a.data());
+      for (std::int64_t i = 0; i < n; ++i) out[i] = b[i / 256].d * b[i / 256].qs[i % 256];
+      break;
+    }
+  }
+  return out;
+}
+
+struct Case {
+  GgmlType type;
+  std::int64_t n_cols;
+};
+
+class MatmulTypes : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MatmulTypes, MatchesDoublePrecisionReferences) {
+  const Case c = GetParam();
+  const BlockTypeInfo& info = block_type(c.type);
+  const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(c.type));
+  ASSERT_NE(k, nullptr) << info.name;
+  std::mt19937 rng(1234 + static_cast<unsigned>(c.type));
+  const std::int64_t n_rows = 37;  // not a multiple of the row chunk
+  const std::int64_t n_tok = 3;
+  const auto wbytes = test::random_matrix(c.type, n_rows, c.n_cols, rng);
+  const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(c.type), c.n_cols, n_rows,
+                              info.row_bytes(c.n_cols)};
+
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n_tok * c.n_cols));
+  for (auto& v : x) v = normal(rng);
+  x[5] = 40.0f;  // an outlier: one block with a much larger scale
+  std::vector<float> y(static_cast<std::size_t>(n_tok * n_rows));
+  kernels::MatmulScratch scratch;
+  kernels::matmul(w, x.data(), c.n_cols, n_tok, y.data(), n_rows, scratch, 2);
+
+  std::vector<float> wrow(static_cast<std::size_t>(c.n_cols));
+  double worst_exact = 0.0;
+  for (std::int64_t t = 0; t < n_tok; ++t) {
+    const float* xt = x.data() + t * c.n_cols;
+    std::vector<std::uint8_t> act(kernels::act_row_bytes(k->act, c.n_cols));
+    kernels::convert_act_row(k->act, xt, act.data(), c.n_cols);
+    const auto a = dequantize_act(k->act, act, c.n_cols);
+    // The largest error the activation conversion may cause per value.
+    std::vector<double> step(static_cast<std::size_t>(c.n_cols));
+    for (std::int64_t i = 0; i < c.n_cols; ++i) step[i] = std::abs(static_cast<double>(a[i]) - xt[i]);
+    for (std::int64_t r = 0; r < n_rows; ++r) {
+      info.dequantize(w.row(r), wrow.data(), c.n_cols);
+      double exact = 0.0, magnitude = 0.0, ideal = 0.0, conv_err = 0.0;
+      for (std::int64_t i = 0; i < c.n_cols; ++i) {
+        exact += static_cast<double>(wrow[i]) * a[i];
+        magnitude += std::abs(static_cast<double>(wrow[i]) * a[i]);
+        ideal += static_cast<double>(wrow[i]) * xt[i];
+        conv_err += std::abs(static_cast<double>(wrow[i])) * step[i];
+      }
+      // Q8_1 carries s = d * sum(q) as a half: the m * s term of Q4_1/Q5_1 is exact only to
+      // half precision (ggml's numerics, kept on purpose).
+      double s_err = 0.0;
+      if (k->act == ActFormat::kQ8_1) {
+        const auto* blocks = reinterpret_cast<const kernels::BlockQ8_1*>(act.data());
+        for (std::int64_t b = 0; b < c.n_cols / 32; ++b) {
+          std::uint16_t m;
+          std::memcpy(&m, w.row(r) + b * info.block_bytes + 2, 2);  // Q4_1/Q5_1: m follows d
+          s_err += std::abs(f16_to_f32(m) * f16_to_f32(blocks[b].s)) * std::ldexp(1.0, -11);
+        }
+      }
+      const double got = y[t * n_rows + r];
+      const double tol = 2e-6 * magnitude + s_err + 1e-6;
+      worst_exact = std::max(worst_exact, std::abs(got - exact) / (magnitude + 1e-30));
+      ASSERT_NEAR(got, exact, tol) << info.name << " row " << r << " token " << t;
+      ASSERT_NEAR(got, ideal, conv_err + tol) << info.name << " row " << r << " token " << t;
+    }
+  }
+  RecordProperty("worst_relative_error", std::to_string(worst_exact));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryType, MatmulTypes,
+                         ::testing::Values(Case{GgmlType::kF32, 96}, Case{GgmlType::kF16, 96},
+                                           Case{GgmlType::kBF16, 96}, Case{GgmlType::kQ4_0, 96},
+                                           Case{GgmlType::kQ4_1, 96}, Case{GgmlType::kQ5_0, 96},
+                                           Case{GgmlType::kQ5_1, 96}, Case{GgmlType::kQ8_0, 96},
+                                           Case{GgmlType::kQ2_K, 512}, Case{GgmlType::kQ3_K, 512},
+                                           Case{GgmlType::kQ4_K, 512}, Case{GgmlType::kQ5_K, 512},
+                                           Case{GgmlType::kQ6_K, 512}),
+                         [](const auto& p) { return std::string(block_type(p.param.type).name); });
+
+TEST(Matmul, ResultDoesNotDependOnThreadCountOrBatch) {
+  std::mt19937 rng(7);
+  const std::int64_t rows = 70, cols = 256, n_tok = 5;
+  const auto wbytes = test::random_matrix(GgmlType::kQ4_K, rows, cols, rng);
+  const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(GgmlType::kQ4_K), cols, rows,
+                              block_type(GgmlType::kQ4_K).row_bytes(cols)};
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n_tok * cols));
+  for (auto& v : x) v = normal(rng);
+  kernels::MatmulScratch scratch;
+  std::vector<float> y1(static_cast<std::size_t>(n_tok * rows)), y4(y1.size()), single(static_cast<std::size_t>(rows));
+  kernels::matmul(w, x.data(), cols, n_tok, y1.data(), rows, scratch, 1);
+  kernels::matmul(w, x.data(), cols, n_tok, y4.data(), rows, scratch, 4);
+  EXPECT_EQ(y1, y4);
+  for (std::int64_t t = 0; t < n_tok; ++t) {
+    kernels::matmul(w, x.data() + t * cols, cols, 1, single.data(), rows, scratch, 2);
+    for (std::int64_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], y1[t * rows + r]);
+  }
+}
+
+TEST(Matmul, StridedInputAndOutput) {
+  std::mt19937 rng(9);
+  const std::int64_t rows = 8, cols = 64;
+  const auto wbytes = test::random_matrix(GgmlType::kQ8_0, rows, cols, rng);
+  const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(GgmlType::kQ8_0), cols, rows,
+                              block_type(GgmlType::kQ8_0).row_bytes(cols)};
+  std::vector<float> x(2 * 100, 0.5f), y(2 * 20, -1.0f), ref(2 * rows);
+  kernels::MatmulScratch scratch;
+  kernels::matmul(w, x.data(), 100, 2, y.data(), 20, scratch, 1);
+  std::vector<float> xc(2 * cols, 0.5f);
+  kernels::matmul(w, xc.data(), cols, 2, ref.data(), rows, scratch, 1);
+  for (int t = 0; t < 2; ++t) {
+    for (int r = 0; r < rows; ++r) EXPECT_EQ(y[t * 20 + r], ref[t * rows + r]);
+    for (int r = rows; r < 20; ++r) EXPECT_EQ(y[t * 20 + r], -1.0f);  // untouched past n_rows
+  }
+}
+
+TEST(Matmul, RejectsTypesWithoutKernelAndRaggedRows) {
+  std::vector<std::uint8_t> bytes(1024);
+  std::vector<float> x(256), y(4);
+  kernels::MatmulScratch scratch;
+  const kernels::MatrixView bad_type{bytes.data(), 99, 32, 1, 34};
+  EXPECT_THROW(kernels::matmul(bad_type, x.data(), 32, 1, y.data(), 1, scratch, 1), Error);
+  const kernels::MatrixView ragged{bytes.data(), static_cast<std::uint32_t>(GgmlType::kQ4_K), 100, 1, 144};
+  try {
+    kernels::matmul(ragged, x.data(), 100, 1, y.data(), 1, scratch, 1);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a multiple"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Matmul, DequantizeRowMatchesRegistryAndChecksRange) {
+  std::mt19937 rng(3);
+  const auto wbytes = test::random_matrix(GgmlType::kQ6_K, 4, 256, rng);
+  const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(GgmlType::kQ6_K), 256, 4, 210};
+  std::vector<float> a(256), b(256);
+  kernels::dequantize_row(w, 2, a.data());
+  block_type(GgmlType::kQ6_K).dequantize(wbytes.data() + 2 * 210, b.data(), 256);
+  EXPECT_EQ(a, b);
+  EXPECT_THROW(kernels::dequantize_row(w, 4, a.data()), Error);
+}
+
+}  // namespace
+}  // namespace wisp
