@@ -596,6 +596,10 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
     }
     if variant_of is None:
         out["pieces"] = pieces
+        # Which ids llama.cpp treats as end-of-generation, and how many as control tokens.
+        vocab_p = oracle.vocab
+        out["eog"] = [t for t in range(n_vocab) if llama_cpp.llama_vocab_is_eog(vocab_p, t)]
+        out["n_control"] = sum(1 for t in range(n_vocab) if llama_cpp.llama_vocab_is_control(vocab_p, t))
     if wikitext is not None:
         out["wikitext"] = wikitext_digest(oracle, hf, wikitext)
     if hf is not None:
@@ -604,6 +608,10 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
         out["hf_oracle"] = (f"tokenizers {tokenizers.__version__}: BPE from the GGUF vocab+merges, the "
                             f"tokenizer.json pre-tokenizer of pre={v['pre']!r}, control tokens as special")
         out["hf_disagreements"] = hf_disagreements
+    elif variant_of is None:
+        out["hf_oracle"] = None
+        out["hf_oracle_note"] = ("not built: the GGUF carries SentencePiece scores, not the BPE merges a "
+                                 "tokenizers.models.BPE needs; llama.cpp is the oracle for this vocabulary")
     print(f"{name}: {len(cases)} cases, round trip exact on {roundtrip_exact}"
           + (f", HF disagrees with llama.cpp on {len(hf_disagreements)}" if hf is not None else ""))
     return out

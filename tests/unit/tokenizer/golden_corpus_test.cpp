@@ -34,6 +34,16 @@ TEST_P(GoldenCorpus, VocabularyMatchesTheOracle) {
   EXPECT_EQ(tok.bos(), golden_["bos"].get<TokenId>());
   EXPECT_EQ(tok.eos(), golden_["eos"].get<TokenId>());
   EXPECT_EQ(tok.vocab().add_bos, golden_["add_bos"].get<bool>());
+  if (golden_.contains("eog")) {
+    std::vector<TokenId> eog;
+    std::size_t n_control = 0;
+    for (std::size_t id = 0; id < tok.n_vocab(); ++id) {
+      if (tok.is_eog(static_cast<TokenId>(id))) eog.push_back(static_cast<TokenId>(id));
+      n_control += tok.is_control(static_cast<TokenId>(id));
+    }
+    EXPECT_EQ(eog, golden_["eog"].get<std::vector<TokenId>>()) << "end-of-generation ids differ from llama.cpp's";
+    EXPECT_EQ(n_control, golden_["n_control"].get<std::size_t>());
+  }
 }
 
 TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
