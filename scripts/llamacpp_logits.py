@@ -27,10 +27,12 @@ def main():
     ap.add_argument("--prompt", default="The capital of France is")
     ap.add_argument("--n-ctx", type=int, default=256)
     args = ap.parse_args()
-    llm = Llama(model_path=args.model, n_ctx=args.n_ctx, n_threads=2, logits_all=False, verbose=False)
+    llm = Llama(model_path=args.model, n_ctx=args.n_ctx, n_threads=2, logits_all=True, verbose=False)
     toks = llm.tokenize(args.prompt.encode("utf-8"), add_bos=True, special=True)
     llm.eval(toks)
     logits = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+    if not np.any(logits) or not np.all(np.isfinite(logits)):
+        raise SystemExit("llama.cpp returned no usable logits (all zero or non-finite)")
     print(json.dumps({"n_vocab": int(llm.n_vocab()), "tokens": [int(t) for t in toks],
                       "last_logits_fnv1a": fnv1a(logits.tobytes()),
                       "last_logits_head": [float(x) for x in logits[:8]]}))

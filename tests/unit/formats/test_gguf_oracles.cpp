@@ -107,6 +107,10 @@ TEST(GgufOracle, CopiedModelRunsIdenticallyInLlamaCpp) {
   EXPECT_EQ(a["tokens"], b["tokens"]);
   EXPECT_EQ(a["n_vocab"], 49152);
   EXPECT_EQ(a["last_logits_fnv1a"], b["last_logits_fnv1a"]) << a.dump() << "\n" << b.dump();
+  EXPECT_EQ(a["last_logits_head"], b["last_logits_head"]);
+  bool any_nonzero = false;
+  for (const json& x : a["last_logits_head"]) any_nonzero |= x.get<double>() != 0.0;
+  EXPECT_TRUE(any_nonzero) << "llama.cpp logits look empty: " << a.dump();
   fs::remove_all(dir);
 }
 
