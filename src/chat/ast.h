@@ -47,6 +47,7 @@ struct Expr {
   std::vector<std::string> ops;                           // Compare operators
   bool negated = false;                                   // Test: "is not"
   bool is_tuple = false;                                  // ListLiteral written as a tuple
+  int depth = 1;                                          // height of this subtree (see ExpressionParser::finish)
 
   Expr(Kind k, std::size_t off) : kind(k), offset(off) {}
 };

@@ -66,6 +66,8 @@ class ChatTemplate {
   const std::string& source() const { return source_; }
 
  private:
+  ChatTemplate() = default;  // only parse() makes one, so every ChatTemplate has a program
+
   std::string source_;
   std::shared_ptr<const jinja::Program> program_;
 };

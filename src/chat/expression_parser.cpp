@@ -1,5 +1,7 @@
 #include "chat/expression_parser.h"
 
+#include <algorithm>
+
 #include "chat/builtins.h"
 
 namespace wisp::jinja {
@@ -10,6 +12,19 @@ using EK = Expr::Kind;
 ExprPtr make(EK kind, std::size_t offset) { return std::make_unique<Expr>(kind, offset); }
 
 }  // namespace
+
+ExprPtr ExpressionParser::finish(ExprPtr node) {
+  int height = node->object ? node->object->depth : 0;
+  for (const auto& item : node->items) {
+    if (item) height = std::max(height, item->depth);
+  }
+  for (const auto& [name, value] : node->keywords) height = std::max(height, value->depth);
+  node->depth = height + 1;
+  if (node->depth > kMaxExpressionDepth) {
+    fail_at("expression nested too deeply (more than " + std::to_string(kMaxExpressionDepth) + " levels)", node->offset);
+  }
+  return node;
+}
 
 bool ExpressionParser::at_tuple_end(std::initializer_list<std::string_view> extra_ends) const {
   const auto type = current().type;
@@ -43,7 +58,7 @@ ExprPtr ExpressionParser::parse_tuple(bool with_condexpr, std::initializer_list<
   auto tuple = make(EK::ListLiteral, offset);
   tuple->items = std::move(items);
   tuple->is_tuple = true;
-  return tuple;
+  return finish(std::move(tuple));
 }
 
 ExprPtr ExpressionParser::parse_expression(bool with_condexpr) {
@@ -51,6 +66,7 @@ ExprPtr ExpressionParser::parse_expression(bool with_condexpr) {
 }
 
 ExprPtr ExpressionParser::parse_condexpr() {
+  const NestingGuard guard(*this);
   ExprPtr expr = parse_or();
   while (is_name("if")) {
     const std::size_t offset = advance().offset;
@@ -58,7 +74,7 @@ ExprPtr ExpressionParser::parse_condexpr() {
     node->object = parse_or();
     node->items.push_back(std::move(expr));
     node->items.push_back(skip_name("else") ? parse_condexpr() : nullptr);
-    expr = std::move(node);
+    expr = finish(std::move(node));
   }
   return expr;
 }
@@ -68,7 +84,7 @@ ExprPtr ExpressionParser::binary(std::string op, ExprPtr left, ExprPtr right, st
   node->name = std::move(op);
   node->object = std::move(left);
   node->items.push_back(std::move(right));
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_or() {
@@ -90,6 +106,7 @@ ExprPtr ExpressionParser::parse_and() {
 }
 
 ExprPtr ExpressionParser::parse_not() {
+  const NestingGuard guard(*this);
   if (is_name("not")) {
     auto node = make(EK::Unary, advance().offset);
     node->name = "not";
@@ -125,7 +142,7 @@ ExprPtr ExpressionParser::parse_compare() {
   }
   if (node->ops.empty()) return first;
   node->object = std::move(first);
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_math1() {
@@ -165,6 +182,7 @@ ExprPtr ExpressionParser::parse_pow() {
 }
 
 ExprPtr ExpressionParser::parse_unary(bool with_filter) {
+  const NestingGuard guard(*this);
   ExprPtr node;
   if (is_op("-") || is_op("+")) {
     const Token& op = advance();
@@ -176,7 +194,7 @@ ExprPtr ExpressionParser::parse_unary(bool with_filter) {
   }
   node = parse_postfix(std::move(node));
   if (with_filter) node = parse_filter_expr(std::move(node));
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_primary() {
@@ -235,7 +253,7 @@ ExprPtr ExpressionParser::parse_list() {
     node->items.push_back(parse_expression(true));
   }
   expect_op("]");
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_dict() {
@@ -248,7 +266,7 @@ ExprPtr ExpressionParser::parse_dict() {
     node->items.push_back(parse_expression(true));
   }
   expect_op("}");
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_postfix(ExprPtr node) {
@@ -285,7 +303,7 @@ ExprPtr ExpressionParser::parse_subscript(ExprPtr object) {
       auto node = make(EK::GetAttr, op.offset);
       node->object = std::move(object);
       node->name = attr.text;
-      return node;
+      return finish(std::move(node));
     }
     if (attr.type == TokenType::Integer) {  // foo.0 is foo[0]
       auto node = make(EK::GetItem, op.offset);
@@ -293,7 +311,7 @@ ExprPtr ExpressionParser::parse_subscript(ExprPtr object) {
       auto index = make(EK::Literal, attr.offset);
       index->value = Value(attr.int_value);
       node->items.push_back(std::move(index));
-      return node;
+      return finish(std::move(node));
     }
     fail_at("expected an attribute name after '.', got " + describe(attr), attr.offset);
   }
@@ -304,7 +322,7 @@ ExprPtr ExpressionParser::parse_subscript(ExprPtr object) {
     node->items.push_back(parse_expression(true));
     if (!is_op(":")) {
       expect_op("]");
-      return node;
+      return finish(std::move(node));
     }
   } else {
     node->items.push_back(nullptr);
@@ -318,7 +336,7 @@ ExprPtr ExpressionParser::parse_subscript(ExprPtr object) {
     node->items.push_back(nullptr);
   }
   expect_op("]");
-  return node;
+  return finish(std::move(node));
 }
 
 void ExpressionParser::parse_call_args(Expr& node) {
@@ -343,7 +361,7 @@ ExprPtr ExpressionParser::parse_call(ExprPtr callee) {
   auto node = make(EK::Call, callee->offset);  // errors point at what is called
   node->object = std::move(callee);
   parse_call_args(*node);
-  return node;
+  return finish(std::move(node));
 }
 
 std::string ExpressionParser::parse_dotted_name() {
@@ -362,7 +380,7 @@ ExprPtr ExpressionParser::parse_filter(ExprPtr object) {
   node->name = parse_dotted_name();
   if (!is_known_filter(node->name)) fail_at("no filter named '" + node->name + "' (not supported)", name_offset);
   if (is_op("(")) parse_call_args(*node);
-  return node;
+  return finish(std::move(node));
 }
 
 ExprPtr ExpressionParser::parse_test(ExprPtr object) {
@@ -382,7 +400,7 @@ ExprPtr ExpressionParser::parse_test(ExprPtr object) {
     if (is_name("is")) fail("tests cannot be chained with 'is'");
     node->items.push_back(parse_postfix(parse_primary()));
   }
-  return node;
+  return finish(std::move(node));
 }
 
 }  // namespace wisp::jinja

@@ -23,6 +23,12 @@ class ExpressionParser : protected TokenCursor {
   ExprPtr parse_expression(bool with_condexpr);
 
  private:
+  // Records a finished node's height and refuses trees taller than kMaxExpressionDepth: chains
+  // like a + b + c ... or x|f|g ... grow without recursion here, but rendering and destroying the
+  // tree recurse once per level.
+  ExprPtr finish(ExprPtr node);
+  static constexpr int kMaxExpressionDepth = 400;
+
   bool at_tuple_end(std::initializer_list<std::string_view> extra_ends) const;
   ExprPtr parse_condexpr();
   ExprPtr binary(std::string op, ExprPtr left, ExprPtr right, std::size_t offset);

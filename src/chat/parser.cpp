@@ -25,6 +25,7 @@ class Parser : private ExpressionParser {
   // Parses until a `{% name %}` tag whose name is in `ends` (left unconsumed, positioned on the
   // name) or the end of the template.
   Body subparse(std::initializer_list<std::string_view> ends) {
+    const NestingGuard guard(*this);
     Body body;
     while (current().type != TokenType::End) {
       const Token& token = current();

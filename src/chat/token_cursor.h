@@ -61,9 +61,28 @@ class TokenCursor {
     advance();
   }
 
+  // Counts nesting while parsing (parentheses, `not not ...`, blocks inside blocks), so a hostile
+  // template fails with a syntax error instead of exhausting the stack. Real templates nest a few
+  // levels.
+  class NestingGuard {
+   public:
+    explicit NestingGuard(TokenCursor& cursor) : cursor_(cursor) {
+      if (++cursor_.depth_ > kMaxNesting) cursor_.fail("nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+    }
+    ~NestingGuard() { --cursor_.depth_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+
+   private:
+    TokenCursor& cursor_;
+  };
+
+  static constexpr int kMaxNesting = 200;
+
   const std::vector<Token>& tokens_;
   const SourceMap& map_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace wisp::jinja

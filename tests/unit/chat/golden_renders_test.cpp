@@ -114,7 +114,9 @@ TEST(ChatGolden, SyntaxErrorsOnJinjasLine) {
       EXPECT_EQ(e.kind(), ChatTemplateError::Kind::Syntax) << e.what();
       EXPECT_GE(e.line(), 1);
       EXPECT_GE(e.column(), 1);
-      if (!s["line"].is_null()) EXPECT_EQ(e.line(), s["line"].get<int>()) << e.what();
+      if (!s["line"].is_null()) {
+        EXPECT_EQ(e.line(), s["line"].get<int>()) << e.what();
+      }
     }
   }
 }

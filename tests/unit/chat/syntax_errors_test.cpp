@@ -142,3 +142,48 @@ TEST(ChatSyntaxErrors, TruncatedTemplatesFailCleanly) {
 
 }  // namespace
 }  // namespace wisp
+
+namespace wisp {
+namespace {
+
+TEST(ChatSyntaxErrors, DeepNestingIsAnErrorNotAStackOverflow) {
+  const std::size_t depth = 20000;
+  for (const std::string& source : {"{{ " + std::string(depth, '(') + "1" + std::string(depth, ')') + " }}",
+                                    "{{ " + std::string(depth, '[') + std::string(depth, ']') + " }}",
+                                    "{{ " + [&] { std::string s; for (std::size_t i = 0; i < depth; ++i) s += "not "; return s; }() + "x }}",
+                                    "{{ " + std::string(depth, '-') + "1 }}",
+                                    [&] { std::string s; for (std::size_t i = 0; i < depth; ++i) s += "{% if x %}"; return s; }()}) {
+    try {
+      ChatTemplate::parse(source);
+      ADD_FAILURE() << "parsed";
+    } catch (const ChatTemplateError& e) {
+      EXPECT_EQ(e.kind(), ChatTemplateError::Kind::Syntax);
+      EXPECT_NE(e.detail().find("nested too deeply"), std::string::npos) << e.what();
+    }
+  }
+  // Chains grow without recursion in the parser; they are capped too.
+  std::string sum = "{{ 1";
+  std::string filters = "{{ 'x'";
+  std::string attributes = "{{ a";
+  for (std::size_t i = 0; i < depth; ++i) {
+    sum += " + 1";
+    filters += "|trim";
+    attributes += ".b";
+  }
+  for (const std::string& source : {sum + " }}", filters + " }}", attributes + " }}"}) {
+    try {
+      ChatTemplate::parse(source);
+      ADD_FAILURE() << "parsed";
+    } catch (const ChatTemplateError& e) {
+      EXPECT_NE(e.detail().find("nested too deeply"), std::string::npos) << e.what();
+    }
+  }
+  // Real templates nest far less than the limits.
+  std::string long_sum = "{{ 1";
+  for (int i = 0; i < 300; ++i) long_sum += " + 1";
+  EXPECT_EQ(ChatTemplate::parse(long_sum + " }}").render({}), "301");
+  EXPECT_NO_THROW(ChatTemplate::parse("{{ " + std::string(50, '(') + "1" + std::string(50, ')') + " }}"));
+}
+
+}  // namespace
+}  // namespace wisp
