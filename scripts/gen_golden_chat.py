@@ -59,6 +59,9 @@ TEMPLATES = {
     "gemma3": ("gemma3-it.jinja", "google/gemma-3-*-it", "<bos>", "<eos>"),
     "mistral": ("mistral-instruct-v0.1.jinja", "mistralai/Mistral-7B-Instruct-v0.1", "<s>", "</s>"),
     "mistral-nemo": ("mistral-nemo-instruct-2407.jinja", "mistralai/Mistral-Nemo-Instruct-2407", "<s>", "</s>"),
+    "mistral-small-3.1": ("mistral-small-3.1-instruct-2503.jinja", "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+                          "<s>", "</s>"),
+    "glm-4.6": ("glm-4.6.jinja", "zai-org/GLM-4.6", "", "<|endoftext|>"),
     "zephyr": ("zephyr-tinyllama-chat.jinja", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "<s>", "</s>"),
     "phi3.5": ("phi3.5-mini-instruct.jinja", "microsoft/Phi-3.5-mini-instruct", "<s>", "<|endoftext|>"),
     "hermes2-pro": ("hermes2-pro-tool-use.jinja", "NousResearch/Hermes-2-Pro-Llama-3-8B (tool_use)",
@@ -227,6 +230,13 @@ def scenario_cases():
         [msg("user", "x"), {"role": "assistant", "tool_calls": [
             {"id": "short", "function": {"name": "search", "arguments": {"query": "q"}}}]}])
     add("tools", "hermes2-pro", TOOL_CONVERSATION, tools=TOOLS)
+    add("tools", "mistral-small-3.1", [m for m in TOOL_CONVERSATION if m["role"] != "system"], tools=TOOLS)
+    add("content_parts", "mistral-small-3.1", [
+        {"role": "system", "content": [{"type": "text", "text": "Look closely."}]},
+        {"role": "user", "content": [{"type": "image_url"}, {"type": "text", "text": "What is it?"}]}])
+    add("tools", "glm-4.6", TOOL_CONVERSATION, tools=TOOLS)
+    add("reasoning", "glm-4.6", [msg("user", "2+2?"), msg("assistant", "<think>\nsum\n</think>\n4"),
+                                 msg("user", "3+3?")], enable_thinking=False)
     add("content_parts", "gemma3", [
         {"role": "system", "content": [{"type": "text", "text": "Describe images.  "}]},
         {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "  What is this?  "}]},
