@@ -40,6 +40,7 @@ const char* act_format_name(ActFormat f) {
     case ActFormat::kQ8_0: return "Q8_0";
     case ActFormat::kQ8_1: return "Q8_1";
     case ActFormat::kQ8_K: return "Q8_K";
+    case ActFormat::kQ8_Kx4: return "Q8_Kx4";
   }
   return "?";
 }
@@ -48,7 +49,8 @@ std::int64_t act_block_elems(ActFormat f) {
   switch (f) {
     case ActFormat::kQ8_0:
     case ActFormat::kQ8_1: return kQK;
-    case ActFormat::kQ8_K: return kQK_K;
+    case ActFormat::kQ8_K:
+    case ActFormat::kQ8_Kx4: return kQK_K;
     default: return 1;
   }
 }
@@ -61,7 +63,8 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n) {
     case ActFormat::kBF16: return blocks * sizeof(std::uint16_t);
     case ActFormat::kQ8_0: return blocks * sizeof(BlockQ8_0);
     case ActFormat::kQ8_1: return blocks * sizeof(BlockQ8_1);
-    case ActFormat::kQ8_K: return blocks * sizeof(BlockQ8_K);
+    case ActFormat::kQ8_K:
+    case ActFormat::kQ8_Kx4: return blocks * sizeof(BlockQ8_K);
   }
   return 0;
 }
@@ -97,16 +100,19 @@ void quantize_act_q8_1(const float* x, void* out, std::int64_t n) {
   }
 }
 
-void quantize_act_q8_K(const float* x, void* out, std::int64_t n) {
+namespace {
+
+// Both Q8_K quantizers; they differ only in which sign wins a tie for the largest magnitude.
+void quantize_q8_K(const float* x, void* out, std::int64_t n, bool positive_wins_ties) {
   require_multiple("Q8_K", n, kQK_K);
   auto* y = static_cast<BlockQ8_K*>(out);
   for (std::int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
-    // The signed value of largest magnitude (the first one on ties).
+    // The signed value of largest magnitude (the first one on ties, or the positive one).
     float amax = 0.0f;
     float max = 0.0f;
     for (int j = 0; j < kQK_K; ++j) {
       const float ax = std::fabs(x[j]);
-      if (ax > amax) {
+      if (ax > amax || (positive_wins_ties && ax == amax && x[j] > 0.0f)) {
         amax = ax;
         max = x[j];
       }
@@ -131,6 +137,11 @@ void quantize_act_q8_K(const float* x, void* out, std::int64_t n) {
   }
 }
 
+}  // namespace
+
+void quantize_act_q8_K(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, false); }
+void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, true); }
+
 void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n) {
   switch (f) {
     case ActFormat::kF32: std::memcpy(out, x, static_cast<std::size_t>(n) * sizeof(float)); return;
@@ -147,6 +158,7 @@ void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n) {
     case ActFormat::kQ8_0: quantize_act_q8_0(x, out, n); return;
     case ActFormat::kQ8_1: quantize_act_q8_1(x, out, n); return;
     case ActFormat::kQ8_K: quantize_act_q8_K(x, out, n); return;
+    case ActFormat::kQ8_Kx4: quantize_act_q8_Kx4(x, out, n); return;
   }
 }
 

@@ -16,7 +16,9 @@
 
 namespace wisp::kernels {
 
-enum class ActFormat : std::uint8_t { kF32, kF16, kBF16, kQ8_0, kQ8_1, kQ8_K };
+// kQ8_Kx4 is Q8_K as ggml's x86 interleaving quantizer makes it for repacked weights: when both
+// +m and -m are the largest magnitude it scales +m to -127 (the row quantizer takes the first).
+enum class ActFormat : std::uint8_t { kF32, kF16, kBF16, kQ8_0, kQ8_1, kQ8_K, kQ8_Kx4 };
 
 const char* act_format_name(ActFormat f);
 
@@ -47,5 +49,6 @@ void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n);
 void quantize_act_q8_0(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_1(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_K(const float* x, void* out, std::int64_t n);
+void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n);
 
 }  // namespace wisp::kernels

@@ -5,7 +5,8 @@
 
 namespace wisp::kernels {
 
-// out = silu(gate) * up, silu(x) = x / (1 + e^-x). out may alias gate or up.
+// out = silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector exp (ggml_order.h).
+// out may alias gate or up.
 void silu_mul(const float* gate, const float* up, float* out, std::int64_t n);
 
 // out = gelu_tanh(gate) * up (GeGLU). ggml evaluates gelu through a table indexed by the input
@@ -24,8 +25,9 @@ void scale(float* x, std::int64_t n, float s);
 // y += x.
 void add(const float* x, float* y, std::int64_t n);
 
-// In-place softmax of n values: max-subtracted exponentials summed in double, then scaled by the
-// float reciprocal of the sum (ggml_soft_max's order).
+// In-place softmax of n values in ggml's order: max-subtracted exponentials (ggml's vector exp)
+// summed per group of 16, the group sums added in double, then everything scaled by the float
+// reciprocal of the sum. Index 0 starts a group: pass whole KV rows (masked entries as -inf).
 void softmax(float* x, std::int64_t n);
 
 }  // namespace wisp::kernels

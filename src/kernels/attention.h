@@ -5,10 +5,12 @@
 // kv head (the layout of src/kv). The kernel knows nothing of the pool; the caller gathers, for one
 // layer, each block's plane pointer for kv head 0 and the stride between heads.
 //
-// Numerics follow llama.cpp's default (non-flash) attention with its F16 KV cache when
-// round_f16 is set: the query and the softmax probabilities are rounded to half before their
-// matmuls, as ggml does when it multiplies them with the F16 cache (the caller stores K and V
-// rounded to half). Scores are scaled by kq_scale before the softmax.
+// Numerics follow llama.cpp's default (non-flash) attention on x86 (see ggml_order.h): with
+// round_f16 set, as with its F16 KV cache, the query and the softmax probabilities are rounded to
+// half before their matmuls (the caller stores K and V rounded to half); scores are scaled by
+// kq_scale, soft-maxed over the positions padded to a multiple of 64 (masked entries are exact
+// zeros); the q.k and p.v dots use tinyBLAS's lane order for batches of 2+ tokens and vec_dot_f16's
+// for a single token, as ggml does.
 #pragma once
 
 #include <cstdint>

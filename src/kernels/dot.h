@@ -1,11 +1,17 @@
 // Per-block-type dot products of one weight row (in its stored block type) with one activation row
 // (already converted to the type's ActFormat), and the table that picks them.
 //
-// The table is the dispatch point for the SIMD kernels of the fast-kernels issue: dot_table()
-// returns the best implementation for the running CPU. Today every entry is the scalar reference,
-// which reproduces ggml's generic (scalar) numerics: an exact integer dot per block, then float
-// accumulation in ggml's order. A SIMD entry must give the same integer dots; its float sums may
-// differ by rounding only, and its tests compare it against these scalar ones.
+// The table is the dispatch point for the SIMD kernels of the fast-kernels issue:
+// find_dot_kernel() returns the best implementation for the running CPU. Today every entry is a
+// scalar reference that reproduces, bit for bit, the float order of llama.cpp's x86-64 CPU
+// backend (see ggml_order.h for why): an exact integer dot per block, then float accumulation
+// laid out in ggml's SIMD lanes. ggml uses different orders for one token (vec_dot), for batches
+// (tinyBLAS, the tiled K-quant GEMM) and for weights it repacks at load time (rows a multiple of
+// 8 for Q4_0/Q4_K), so an entry has one function per case. A SIMD implementation that keeps the
+// same lanes returns the same bits; its tests compare it for equality with these.
+//
+// Q2_K, Q3_K and Q5_K one-token dots still use ggml's generic (scalar) order, not its x86 one:
+// close to, but not bit-identical with, llama.cpp on x86.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +26,31 @@ using DotFn = float (*)(const void* w, const void* a, std::int64_t n);
 struct DotKernel {
   std::uint32_t weight_type = 0;  // GGML type id of the weight row
   ActFormat act = ActFormat::kF32;
-  DotFn dot = nullptr;
+  DotFn dot = nullptr;          // one token (ggml: vec_dot)
+  DotFn dot_batched = nullptr;  // batches of at least batch_min tokens; null: same as dot
+  int batch_min = 2;
+  // Weights with rows % 8 == 0, which ggml repacks at load (null: never): its GEMM takes tokens
+  // in groups of 4, its GEMV the last n_tok % 4 tokens (and single tokens).
+  DotFn dot_repacked = nullptr;
+  DotFn dot_repacked_x4 = nullptr;  // null: same as dot_repacked
   const char* isa = "scalar";  // which implementation this is, for logs and benchmarks
+
+  bool repacked(std::int64_t n_rows) const { return dot_repacked != nullptr && n_rows % 8 == 0; }
+  // The function ggml would use for token t of a batch of n_tok through this matrix.
+  DotFn select(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t) const {
+    if (repacked(n_rows)) {
+      return t < n_tok - n_tok % 4 && dot_repacked_x4 != nullptr ? dot_repacked_x4 : dot_repacked;
+    }
+    if (dot_batched != nullptr && n_tok >= batch_min) return dot_batched;
+    return dot;
+  }
+  // Repacked Q8_K activations come from ggml's interleaving quantizer in groups of 4 tokens, whose
+  // sign choice differs on exact +-max ties (ActFormat::kQ8_Kx4); the last n_tok % 4 tokens and
+  // every other path use the row quantizer.
+  ActFormat act_for(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t) const {
+    const bool grouped = repacked(n_rows) && t < n_tok - n_tok % 4;
+    return grouped && act == ActFormat::kQ8_K ? ActFormat::kQ8_Kx4 : act;
+  }
 };
 
 // The kernel for weight type `type_id` on this CPU, or nullptr if no matmul exists for the type.
@@ -32,6 +61,7 @@ const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id);
 // Scalar reference dots (dot_legacy.cpp, dot_kquant.cpp, dot_float.cpp).
 namespace scalar {
 float dot_q4_0(const void* w, const void* a, std::int64_t n);
+float dot_q4_0_repacked(const void* w, const void* a, std::int64_t n);
 float dot_q4_1(const void* w, const void* a, std::int64_t n);
 float dot_q5_0(const void* w, const void* a, std::int64_t n);
 float dot_q5_1(const void* w, const void* a, std::int64_t n);
@@ -41,6 +71,14 @@ float dot_q3_k(const void* w, const void* a, std::int64_t n);
 float dot_q4_k(const void* w, const void* a, std::int64_t n);
 float dot_q5_k(const void* w, const void* a, std::int64_t n);
 float dot_q6_k(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_repacked(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n);
+// ggml's tiled K-quant GEMM (batches of 8+ tokens).
+float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n);
+float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n);
+float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_f32(const void* w, const void* a, std::int64_t n);
 float dot_f16(const void* w, const void* a, std::int64_t n);
 float dot_bf16(const void* w, const void* a, std::int64_t n);

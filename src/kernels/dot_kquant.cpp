@@ -1,10 +1,11 @@
-// Scalar dots of the K-quants (256-value super-blocks) against Q8_K activations.
+// One-token dots of Q2_K, Q3_K and Q5_K against Q8_K activations in ggml's *generic* order (their
+// x86 orders are not reproduced yet; Q4_K and Q6_K are, in dot_kquant_x86.cpp).
 //
 // Each super-block's codes are first unpacked to signed bytes in element order, then the integer
 // products are summed, weighted by the sub-block scales, into 8 lanes (lane l takes the elements
 // with index = l mod 8). The float part then follows ggml's generic code: the lanes are scaled and
-// accumulated in 8 float partial sums, added together at the end; the mins term (Q4_K, Q5_K) goes
-// into the main sum block by block. Same integers, same float order as llama.cpp's scalar path.
+// accumulated in 8 float partial sums, added together at the end; the mins term (Q5_K) goes into
+// the main sum block by block.
 #include <cstdint>
 
 #include "formats/block_layouts.h"
@@ -119,31 +120,6 @@ float dot_q3_k(const void* w, const void* a, std::int64_t n) {
   return finish(0.0f, sums);
 }
 
-float dot_q4_k(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockQ4_K*>(w);
-  const auto* y = static_cast<const BlockQ8_K*>(a);
-  float sums[kLanes] = {};
-  float sum = 0.0f;
-  std::int8_t q[kQK_K];
-  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
-    const BlockQ4_K& blk = x[b];
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 32; ++l) {
-        q[64 * c + l] = static_cast<std::int8_t>(blk.qs[32 * c + l] & 0x0f);
-        q[64 * c + 32 + l] = static_cast<std::int8_t>(blk.qs[32 * c + l] >> 4);
-      }
-    }
-    const ScaleMin sm = unpack_scale_min(blk.scales);
-    int summ = 0;
-    for (int j = 0; j < 16; ++j) summ += y[b].bsums[j] * sm.min[j / 2];
-    int lanes[kLanes] = {};
-    for (int sub = 0; sub < 8; ++sub) accumulate_lanes(lanes, sm.scale[sub], y[b].qs + 32 * sub, q + 32 * sub, 32);
-    add_lanes(sums, f16_to_f32(blk.d) * y[b].d, lanes);
-    sum -= (f16_to_f32(blk.dmin) * y[b].d) * static_cast<float>(summ);
-  }
-  return finish(sum, sums);
-}
-
 float dot_q5_k(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ5_K*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
@@ -170,31 +146,6 @@ float dot_q5_k(const void* w, const void* a, std::int64_t n) {
     sum -= (f16_to_f32(blk.dmin) * y[b].d) * static_cast<float>(summ);
   }
   return finish(sum, sums);
-}
-
-float dot_q6_k(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockQ6_K*>(w);
-  const auto* y = static_cast<const BlockQ8_K*>(a);
-  float sums[kLanes] = {};
-  std::int8_t q[kQK_K];
-  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
-    const BlockQ6_K& blk = x[b];
-    for (int c = 0; c < 2; ++c) {
-      const std::uint8_t* ql = blk.ql + 64 * c;
-      const std::uint8_t* qh = blk.qh + 32 * c;
-      std::int8_t* out = q + 128 * c;
-      for (int l = 0; l < 32; ++l) {
-        out[l] = static_cast<std::int8_t>(((ql[l] & 0x0f) | (((qh[l] >> 0) & 3) << 4)) - 32);
-        out[l + 32] = static_cast<std::int8_t>(((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4)) - 32);
-        out[l + 64] = static_cast<std::int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
-        out[l + 96] = static_cast<std::int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
-      }
-    }
-    int lanes[kLanes] = {};
-    for (int sub = 0; sub < 16; ++sub) accumulate_lanes(lanes, blk.scales[sub], y[b].qs + 16 * sub, q + 16 * sub, 16);
-    add_lanes(sums, f16_to_f32(blk.d) * y[b].d, lanes);
-  }
-  return finish(0.0f, sums);
 }
 
 }  // namespace wisp::kernels::scalar

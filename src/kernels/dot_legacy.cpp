@@ -1,7 +1,9 @@
-// Scalar dots of the 32-value block types against Q8_0 / Q8_1 activations. Per block: an exact
-// integer dot of the codes, then one float update of the running sum in ggml's order
-// (ggml_vec_dot_*_generic), so the result matches llama.cpp's CPU backend up to float
-// accumulation order in its SIMD variants.
+// Dots of the 32-value block types against Q8_0 / Q8_1 activations, in the float order of ggml's
+// x86 kernels (ggml_vec_dot_*_q8_* with AVX2, and tinyBLAS's Q0 GEMM, which agree): per block the
+// 32 code products are summed exactly into 8 integer lanes of 4 consecutive elements; each lane is
+// converted to float and accumulated as fma(d_x * d_y, lane, acc[lane]); the 8 accumulators are
+// folded by hsum8 at the end. Q4_1/Q5_1 add their m * s terms in a separate running float sum.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -9,24 +11,19 @@
 #include "formats/half.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
+#include "kernels/ggml_order.h"
 
 namespace wisp::kernels::scalar {
 
 namespace {
+
+constexpr int kLanes = 8;
 
 // The fifth bits of Q5_0/Q5_1: bit j of the little-endian 32-bit qh is bit 4 of element j.
 inline std::uint32_t load_qh(const std::uint8_t* qh) {
   std::uint32_t v;
   std::memcpy(&v, qh, sizeof v);
   return v;
-}
-
-// The integer dot of 32 codes with 32 activation codes. A plain loop over bytes that compilers
-// vectorize (widen, multiply, add); the codes are unpacked to bytes first for that reason.
-inline int dot32(const std::int8_t* a, const std::int8_t* b) {
-  int sum = 0;
-  for (int j = 0; j < kQK; ++j) sum += a[j] * b[j];
-  return sum;
 }
 
 // Codes of a 4-bit block: element j < 16 is the low nibble of qs[j], j + 16 the high nibble.
@@ -49,17 +46,19 @@ inline void unpack_5bit(const std::uint8_t* qs, const std::uint8_t* qh_bytes, st
   for (int j = 0; j < kQK; ++j) q[j] = static_cast<std::uint8_t>(q[j] | (((qh >> j) & 1u) << 4));
 }
 
-// Integer dot of 32 unsigned codes with 32 signed activation codes, and the activation sum
-// (an offset code c - k then contributes sum(c*a) - k*sum(a), exactly).
-inline int dot32u(const std::uint8_t* q, const std::int8_t* a) {
-  int sum = 0;
-  for (int j = 0; j < kQK; ++j) sum += q[j] * a[j];
-  return sum;
+// lane[l] = sum of (q[j] - offset) * a[j] over j = 4l .. 4l+3, exactly.
+template <typename Q>
+inline void lane_sums(const Q* q, int offset, const std::int8_t* a, int lanes[kLanes]) {
+  for (int l = 0; l < kLanes; ++l) {
+    int s = 0;
+    for (int j = 4 * l; j < 4 * l + 4; ++j) s += (static_cast<int>(q[j]) - offset) * a[j];
+    lanes[l] = s;
+  }
 }
-inline int sum32(const std::int8_t* a) {
-  int sum = 0;
-  for (int j = 0; j < kQK; ++j) sum += a[j];
-  return sum;
+
+// acc[l] = fma(d, lane[l], acc[l]): the per-block update of the AVX2 kernels.
+inline void accumulate(float acc[kLanes], float d, const int lanes[kLanes]) {
+  for (int l = 0; l < kLanes; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
 }
 
 }  // namespace
@@ -67,67 +66,90 @@ inline int sum32(const std::int8_t* a) {
 float dot_q4_0(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ4_0*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
-  float sum = 0.0f;
+  float acc[kLanes] = {};
+  std::uint8_t q[kQK];
+  int lanes[kLanes];
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    unpack_nibbles(x[b].qs, q);
+    lane_sums(q, 8, y[b].qs, lanes);
+    accumulate(acc, f16_to_f32(x[b].d) * f16_to_f32(y[b].d), lanes);
+  }
+  return ggml::hsum8(acc);
+}
+
+// Q4_0 weights ggml repacks at load (rows % 8 == 0): its gemv/gemm keep one accumulator per
+// output and add each block as fma(sum, d_x * d_y, acc).
+float dot_q4_0_repacked(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float acc = 0.0f;
   std::uint8_t q[kQK];
   for (std::int64_t b = 0; b < n / kQK; ++b) {
     unpack_nibbles(x[b].qs, q);
-    const int sumi = dot32u(q, y[b].qs) - 8 * sum32(y[b].qs);
-    sum += static_cast<float>(sumi) * f16_to_f32(x[b].d) * f16_to_f32(y[b].d);
+    int sum = 0;
+    for (int j = 0; j < kQK; ++j) sum += (q[j] - 8) * y[b].qs[j];
+    acc = std::fma(static_cast<float>(sum), f16_to_f32(x[b].d) * f16_to_f32(y[b].d), acc);
   }
-  return sum;
+  return acc;
 }
 
 float dot_q4_1(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ4_1*>(w);
   const auto* y = static_cast<const BlockQ8_1*>(a);
-  float sum = 0.0f;
+  float acc[kLanes] = {};
+  float summs = 0.0f;
   std::uint8_t q[kQK];
+  int lanes[kLanes];
   for (std::int64_t b = 0; b < n / kQK; ++b) {
+    // sum_j (d_x q_j + m_x) d_y a_j = d_x d_y sum_j q_j a_j + m_x s_y (s_y = d_y sum_j a_j).
+    summs = std::fma(f16_to_f32(x[b].m), f16_to_f32(y[b].s), summs);
     unpack_nibbles(x[b].qs, q);
-    const int sumi = dot32u(q, y[b].qs);
-    // sum_j (d_x q_j + m_x) d_y a_j = d_x d_y sumi + m_x (d_y sum_j a_j) = ... + m_x s_y
-    sum += (f16_to_f32(x[b].d) * f16_to_f32(y[b].d)) * static_cast<float>(sumi) +
-           f16_to_f32(x[b].m) * f16_to_f32(y[b].s);
+    lane_sums(q, 0, y[b].qs, lanes);
+    accumulate(acc, f16_to_f32(x[b].d) * f16_to_f32(y[b].d), lanes);
   }
-  return sum;
+  return ggml::hsum8(acc) + summs;
 }
 
 float dot_q5_0(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ5_0*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
-  float sum = 0.0f;
+  float acc[kLanes] = {};
   std::uint8_t q[kQK];
+  int lanes[kLanes];
   for (std::int64_t b = 0; b < n / kQK; ++b) {
     unpack_5bit(x[b].qs, x[b].qh, q);
-    const int sumi = dot32u(q, y[b].qs) - 16 * sum32(y[b].qs);
-    sum += (f16_to_f32(x[b].d) * f16_to_f32(y[b].d)) * static_cast<float>(sumi);
+    lane_sums(q, 16, y[b].qs, lanes);
+    accumulate(acc, f16_to_f32(x[b].d) * f16_to_f32(y[b].d), lanes);
   }
-  return sum;
+  return ggml::hsum8(acc);
 }
 
 float dot_q5_1(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ5_1*>(w);
   const auto* y = static_cast<const BlockQ8_1*>(a);
-  float sum = 0.0f;
+  float acc[kLanes] = {};
+  float summs = 0.0f;
   std::uint8_t q[kQK];
+  int lanes[kLanes];
   for (std::int64_t b = 0; b < n / kQK; ++b) {
+    summs = std::fma(f16_to_f32(x[b].m), f16_to_f32(y[b].s), summs);
     unpack_5bit(x[b].qs, x[b].qh, q);
-    const int sumi = dot32u(q, y[b].qs);
-    sum += (f16_to_f32(x[b].d) * f16_to_f32(y[b].d)) * static_cast<float>(sumi) +
-           f16_to_f32(x[b].m) * f16_to_f32(y[b].s);
+    lane_sums(q, 0, y[b].qs, lanes);
+    accumulate(acc, f16_to_f32(x[b].d) * f16_to_f32(y[b].d), lanes);
   }
-  return sum;
+  return ggml::hsum8(acc) + summs;
 }
 
 float dot_q8_0(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockQ8_0*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
-  float sum = 0.0f;
+  float acc[kLanes] = {};
+  int lanes[kLanes];
   for (std::int64_t b = 0; b < n / kQK; ++b) {
-    const int sumi = dot32(x[b].qs, y[b].qs);
-    sum += static_cast<float>(sumi) * (f16_to_f32(x[b].d) * f16_to_f32(y[b].d));
+    lane_sums(x[b].qs, 0, y[b].qs, lanes);
+    accumulate(acc, f16_to_f32(x[b].d) * f16_to_f32(y[b].d), lanes);
   }
-  return sum;
+  return ggml::hsum8(acc);
 }
 
 }  // namespace wisp::kernels::scalar

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "formats/block_types.h"
 #include "wisp/error.h"
@@ -35,14 +36,18 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
   const std::size_t act_bytes = act_row_bytes(k->act, w.n_cols);
   std::uint8_t* act = scratch.reserve(act_bytes * static_cast<std::size_t>(n_tok));
   const int threads = std::max(1, n_threads);
+  const std::int64_t n_rows = w.n_rows;
 
 #pragma omp parallel for num_threads(threads) schedule(static) if (n_tok > 1 && threads > 1)
   for (std::int64_t t = 0; t < n_tok; ++t) {
-    convert_act_row(k->act, x + t * x_stride, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
+    convert_act_row(k->act_for(n_rows, n_tok, t), x + t * x_stride, act + static_cast<std::size_t>(t) * act_bytes,
+                    w.n_cols);
   }
 
   const std::int64_t n_chunks = (w.n_rows + kRowChunk - 1) / kRowChunk;
-  const DotFn dot = k->dot;
+  // ggml's choice of kernel can depend on the token's place in the batch (repacked GEMM/GEMV).
+  std::vector<DotFn> dots(static_cast<std::size_t>(n_tok));
+  for (std::int64_t t = 0; t < n_tok; ++t) dots[static_cast<std::size_t>(t)] = k->select(n_rows, n_tok, t);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t c = 0; c < n_chunks; ++c) {
     const std::int64_t r0 = c * kRowChunk;
@@ -51,7 +56,7 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
     for (std::int64_t r = r0; r < r1; ++r) {
       const std::uint8_t* wr = w.row(r);
       for (std::int64_t t = 0; t < n_tok; ++t) {
-        y[t * y_stride + r] = dot(wr, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
+        y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](wr, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
       }
     }
   }

@@ -3,8 +3,10 @@
 //
 // The activations are converted once per call to the weight type's ActFormat (act_quant.h), then
 // every (row, token) output is one DotKernel call straight on the stored blocks: no weight is ever
-// expanded to f32. Rows are split across threads (OpenMP); each output is computed by exactly one
-// thread in a fixed order, so results do not depend on the thread count.
+// expanded to f32. Which dot function (float order) runs follows ggml: it can depend on the batch
+// size, the matrix's row count and the token's place in the batch (DotKernel::select). Rows are
+// split across threads (OpenMP); each output is computed by exactly one thread in a fixed order,
+// so results do not depend on the thread count.
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -80,6 +81,24 @@ TEST(ActQuant, Q8_KSignConventionAndBlockSums) {
     }
     for (int j = 0; j < 256; ++j) EXPECT_NEAR(b[k].d * b[k].qs[j], x[256 * k + j], std::fabs(b[k].d) * 0.5001f);
   }
+}
+
+TEST(ActQuant, Q8_KTieRuleOfTheInterleavingQuantizer) {
+  std::vector<float> x(256, 0.5f);
+  x[3] = -4.0f;  // the first of two largest magnitudes is negative
+  x[9] = 4.0f;
+  BlockQ8_K row{}, grouped{};
+  quantize_act_q8_K(x.data(), &row, 256);
+  quantize_act_q8_Kx4(x.data(), &grouped, 256);
+  EXPECT_EQ(row.qs[3], -127);  // the row quantizer scales the first (-4) to -127
+  EXPECT_EQ(row.qs[9], 127);
+  EXPECT_EQ(grouped.qs[9], -127);  // the interleaving one scales the positive one to -127
+  EXPECT_EQ(grouped.qs[3], 127);
+  EXPECT_EQ(row.d, -grouped.d);
+  x[9] = 3.0f;  // no tie: both agree
+  quantize_act_q8_K(x.data(), &row, 256);
+  quantize_act_q8_Kx4(x.data(), &grouped, 256);
+  EXPECT_EQ(0, std::memcmp(&row, &grouped, sizeof row));
 }
 
 TEST(ActQuant, ZeroBlocksGiveZeroCodes) {
