@@ -1,0 +1,93 @@
+// The op-level seam between the model and the hardware. The forward pass (transformer.cpp) is
+// written as calls on a Backend: it never loops over activation values itself, so a second
+// implementation (CUDA) can run the same model code. CpuBackend (cpu_backend.h) implements the ops
+// over src/kernels.
+//
+// Activations are 2-D f32 arrays (rows = tokens or heads, cols = features) in memory the backend
+// allocates (ActBuffer) and addresses (Act views); weights are MatrixViews into the mapped file.
+// The KV cache is a KvPool whose storage the backend can address.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/rope.h"
+#include "kv/kv_pool.h"
+#include "model/hparams.h"
+
+namespace wisp::model {
+
+// A view of rows x cols floats, row r at data + r * stride.
+struct Act {
+  float* data = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t stride = 0;
+
+  float* row(std::int64_t r) const { return data + r * stride; }
+  // Rows [r0, r0 + n).
+  Act rows_from(std::int64_t r0, std::int64_t n) const { return {row(r0), n, cols, stride}; }
+  // The same memory as rows of `c` columns (contiguous views only): e.g. [tokens, heads*dim] seen
+  // as [tokens*heads, dim] for per-head ops.
+  Act reshape_cols(std::int64_t c) const { return {data, rows * cols / c, c, c}; }
+};
+
+// Owns the memory of one activation array.
+class ActBuffer {
+ public:
+  using Deleter = void (*)(float*);
+  ActBuffer() = default;
+  ActBuffer(float* data, Deleter del, std::int64_t rows, std::int64_t cols)
+      : mem_(data, del), rows_(rows), cols_(cols) {}
+  Act view() const { return {mem_.get(), rows_, cols_, cols_}; }
+  std::int64_t rows() const { return rows_; }
+
+ private:
+  std::unique_ptr<float, Deleter> mem_{nullptr, nullptr};
+  std::int64_t rows_ = 0;
+  std::int64_t cols_ = 0;
+};
+
+// How K and V are stored and how attention rounds: llama.cpp keeps its cache in F16 by default,
+// which also makes its attention matmuls round q and the probabilities to half.
+struct KvNumerics {
+  bool round_f16 = true;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual ActBuffer alloc(std::int64_t rows, std::int64_t cols) = 0;
+  // Copies row r of x to host memory (out.size() == x.cols).
+  virtual void read_row(Act x, std::int64_t r, std::span<float> out) = 0;
+
+  // out row t = dequantized row tokens[t] of the embedding table.
+  virtual void embed(const kernels::MatrixView& table, std::span<const std::int32_t> tokens, Act out) = 0;
+  // y row t = W x row t (+ bias if not null).
+  virtual void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias = nullptr) = 0;
+  // y row = rmsnorm(x row) * w (w may be null). y may be x.
+  virtual void rmsnorm(Act x, const float* w, float eps, Act y) = 0;
+  // Row t of x holds heads of head_dim values at position pos0 + t: rotate them in place.
+  virtual void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) = 0;
+  virtual void scale(Act x, float s) = 0;
+  // y += x.
+  virtual void add(Act x, Act y) = 0;
+  // out = act(gate) * up, element-wise.
+  virtual void glu(FfnAct act, Act gate, Act up, Act out) = 0;
+  // x = cap * tanh(x / cap).
+  virtual void softcap(Act x, float cap) = 0;
+
+  // Stores K and V rows t of the batch at positions pos0 + t of sequence seq, layer `layer`
+  // (the slots must be reserved with pool.append).
+  virtual void store_kv(KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act k, Act v,
+                        const KvNumerics& num) = 0;
+  // out row t = attention of q row t (at position pos0 + t) over the sequence's cached keys.
+  virtual void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
+                         const kernels::AttentionParams& p, Act out) = 0;
+};
+
+}  // namespace wisp::model

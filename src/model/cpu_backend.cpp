@@ -1,0 +1,136 @@
+#include "model/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "formats/half.h"
+#include "kernels/activations.h"
+#include "kernels/norm.h"
+#include "wisp/error.h"
+
+namespace wisp::model {
+
+namespace {
+
+void free_floats(float* p) { delete[] p; }
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int n_threads) : threads_(n_threads > 0 ? n_threads : default_threads()) {}
+
+  ActBuffer alloc(std::int64_t rows, std::int64_t cols) override {
+    return ActBuffer(new float[static_cast<std::size_t>(rows * cols)](), free_floats, rows, cols);
+  }
+
+  void read_row(Act x, std::int64_t r, std::span<float> out) override {
+    std::memcpy(out.data(), x.row(r), static_cast<std::size_t>(x.cols) * sizeof(float));
+  }
+
+  void embed(const kernels::MatrixView& table, std::span<const std::int32_t> tokens, Act out) override {
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+      kernels::dequantize_row(table, tokens[t], out.row(static_cast<std::int64_t>(t)));
+    }
+  }
+
+  void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
+    kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, threads_);
+    if (bias != nullptr) {
+      for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
+    }
+  }
+
+  void rmsnorm(Act x, const float* w, float eps, Act y) override {
+    const int threads = threads_;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && x.rows > 16)
+    for (std::int64_t r = 0; r < x.rows; ++r) kernels::rmsnorm(x.row(r), w, y.row(r), x.cols, eps);
+  }
+
+  void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) override {
+    std::vector<float> table;
+    for (std::int64_t t = 0; t < x.rows; ++t) {
+      kernels::rope_table(p, pos0 + t, table);
+      kernels::rope_apply(p, table, x.row(t), x.cols / head_dim, head_dim);
+    }
+  }
+
+  void scale(Act x, float s) override {
+    for (std::int64_t r = 0; r < x.rows; ++r) kernels::scale(x.row(r), x.cols, s);
+  }
+
+  void add(Act x, Act y) override {
+    for (std::int64_t r = 0; r < x.rows; ++r) kernels::add(x.row(r), y.row(r), x.cols);
+  }
+
+  void glu(FfnAct act, Act gate, Act up, Act out) override {
+    const int threads = threads_;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && gate.rows > 1)
+    for (std::int64_t r = 0; r < gate.rows; ++r) {
+      if (act == FfnAct::kSilu) {
+        kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+      } else {
+        kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+      }
+    }
+  }
+
+  void softcap(Act x, float cap) override {
+    for (std::int64_t r = 0; r < x.rows; ++r) kernels::softcap(x.row(r), x.cols, cap);
+  }
+
+  void store_kv(KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act k, Act v,
+                const KvNumerics& num) override {
+    const auto width = static_cast<std::size_t>(k.cols);
+    kbuf_.resize(width);
+    vbuf_.resize(width);
+    for (std::int64_t t = 0; t < k.rows; ++t) {
+      const float* kr = k.row(t);
+      const float* vr = v.row(t);
+      if (num.round_f16) {
+        // What an F16 cache holds: the values rounded to half.
+        for (std::size_t i = 0; i < width; ++i) {
+          kbuf_[i] = f16_to_f32(f32_to_f16(kr[i]));
+          vbuf_[i] = f16_to_f32(f32_to_f16(vr[i]));
+        }
+        kr = kbuf_.data();
+        vr = vbuf_.data();
+      }
+      pool.write(seq, layer, static_cast<std::size_t>(pos0 + t), {kr, width}, {vr, width});
+    }
+  }
+
+  void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
+                 const kernels::AttentionParams& p, Act out) override {
+    const std::span<const BlockId> table = pool.block_table(seq);
+    kblocks_.resize(table.size());
+    vblocks_.resize(table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      kblocks_[i] = pool.keys(table[i], layer, 0);
+      vblocks_[i] = pool.values(table[i], layer, 0);
+    }
+    const KvLayout& lay = pool.layout();
+    kernels::PagedKv kv;
+    kv.k_blocks = kblocks_;
+    kv.v_blocks = vblocks_;
+    kv.block_size = lay.block_size;
+    kv.head_dim = lay.head_dim;
+    kv.head_stride = static_cast<std::int64_t>(lay.block_size) * lay.head_dim;
+    kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, threads_);
+  }
+
+ private:
+  static int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+  int threads_;
+  kernels::MatmulScratch scratch_;
+  std::vector<float> kbuf_, vbuf_;
+  std::vector<const float*> kblocks_, vblocks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int n_threads) { return std::make_unique<CpuBackend>(n_threads); }
+
+}  // namespace wisp::model

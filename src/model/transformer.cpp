@@ -1,0 +1,141 @@
+#include "model/transformer.h"
+
+#include <string>
+
+#include "wisp/error.h"
+
+namespace wisp::model {
+
+Transformer::Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics)
+    : m_(model), hp_(model.hp), be_(backend), num_(numerics) {}
+
+void Transformer::reserve(std::int64_t n_tok, std::int64_t n_out) {
+  if (n_tok > cap_tok_) {
+    x_ = be_.alloc(n_tok, hp_.n_embd);
+    h_ = be_.alloc(n_tok, hp_.n_embd);
+    q_ = be_.alloc(n_tok, hp_.n_embd_q());
+    k_ = be_.alloc(n_tok, hp_.n_embd_kv());
+    v_ = be_.alloc(n_tok, hp_.n_embd_kv());
+    att_ = be_.alloc(n_tok, hp_.n_embd_q());
+    o_ = be_.alloc(n_tok, hp_.n_embd);
+    gate_ = be_.alloc(n_tok, hp_.n_ff);
+    up_ = be_.alloc(n_tok, hp_.n_ff);
+    cap_tok_ = n_tok;
+  }
+  if (n_out > cap_out_) {
+    logits_ = be_.alloc(n_out, hp_.n_vocab);
+    cap_out_ = n_out;
+  }
+}
+
+void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t pos0, std::int64_t n) {
+  const LayerWeights& w = m_.weights.layers[static_cast<std::size_t>(il)];
+  const float eps = hp_.rms_eps;
+  const Act x = x_.view().rows_from(0, n);
+  const Act h = h_.view().rows_from(0, n);
+  const Act q = q_.view().rows_from(0, n);
+  const Act k = k_.view().rows_from(0, n);
+  const Act v = v_.view().rows_from(0, n);
+  const Act att = att_.view().rows_from(0, n);
+  const Act o = o_.view().rows_from(0, n);
+  const Act gate = gate_.view().rows_from(0, n);
+  const Act up = up_.view().rows_from(0, n);
+
+  // Attention block.
+  be_.rmsnorm(x, w.attn_norm, eps, h);
+  observe("attn_norm", il, h);
+  be_.matmul(w.wq, h, q, w.bq);
+  be_.matmul(w.wk, h, k, w.bk);
+  be_.matmul(w.wv, h, v, w.bv);
+  observe("Qcur", il, q);
+  observe("Kcur", il, k);
+  observe("Vcur", il, v);
+  if (hp_.qk_norm) {
+    const Act qh = q.reshape_cols(hp_.head_dim);
+    const Act kh = k.reshape_cols(hp_.head_dim);
+    be_.rmsnorm(qh, w.q_norm, eps, qh);
+    be_.rmsnorm(kh, w.k_norm, eps, kh);
+  }
+  const bool swa = hp_.layer_is_swa(il);
+  kernels::RopeParams rp;
+  rp.n_dims = hp_.n_rot;
+  rp.style = hp_.rope_style;
+  rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
+  rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
+  rp.freq_factors = m_.weights.rope_freqs;
+  be_.rope(q, hp_.head_dim, pos0, rp);
+  be_.rope(k, hp_.head_dim, pos0, rp);
+  if (hp_.q_scale != 0.0f) be_.scale(q, hp_.q_scale);
+  observe("Qrope", il, q);
+  observe("Krope", il, k);
+
+  be_.store_kv(pool, seq, static_cast<std::uint32_t>(il), pos0, k, v, num_);
+  kernels::AttentionParams ap;
+  ap.n_heads = static_cast<int>(hp_.n_head);
+  ap.n_kv_heads = static_cast<int>(hp_.n_head_kv);
+  ap.kq_scale = hp_.kq_scale;
+  ap.window = swa ? hp_.n_swa : 0;
+  ap.round_f16 = num_.round_f16;
+  be_.attention(pool, seq, static_cast<std::uint32_t>(il), pos0, q, ap, att);
+  observe("kqv_out", il, att);
+  be_.matmul(w.wo, att, o, w.bo);
+  observe("attn_out", il, o);
+  if (hp_.post_norms) {
+    be_.rmsnorm(o, w.post_attn_norm, eps, o);
+    observe("attn_post_norm", il, o);
+  }
+  be_.add(o, x);
+  observe("ffn_inp", il, x);
+
+  // Feed-forward block.
+  be_.rmsnorm(x, w.ffn_norm, eps, h);
+  observe("ffn_norm", il, h);
+  be_.matmul(w.gate, h, gate);
+  be_.matmul(w.up, h, up);
+  observe("ffn_gate", il, gate);
+  observe("ffn_up", il, up);
+  be_.glu(hp_.ffn_act, gate, up, gate);
+  observe("ffn_glu", il, gate);
+  be_.matmul(w.down, gate, o);
+  observe("ffn_out", il, o);
+  if (hp_.post_norms) be_.rmsnorm(o, w.post_ffn_norm, eps, o);
+  be_.add(o, x);
+  observe("l_out", il, x);
+}
+
+void Transformer::forward(KvPool& pool, SeqId seq, std::span<const std::int32_t> tokens, std::int64_t pos0,
+                          bool all_logits, std::span<float> logits) {
+  const auto n = static_cast<std::int64_t>(tokens.size());
+  if (n <= 0 || n > kMaxBatch) {
+    throw Error("forward: batch of " + std::to_string(n) + " tokens (1 to " + std::to_string(kMaxBatch) + " allowed)");
+  }
+  // No logits at all for an intermediate batch of a long prompt (the caller passes no buffer).
+  const std::int64_t n_out = all_logits ? n : (logits.empty() ? 0 : 1);
+  if (static_cast<std::int64_t>(logits.size()) != n_out * hp_.n_vocab) {
+    throw Error("forward: logits buffer of " + std::to_string(logits.size()) + " floats, expected " +
+                std::to_string(n_out * hp_.n_vocab));
+  }
+  reserve(n, n_out);
+
+  const Act x = x_.view().rows_from(0, n);
+  be_.embed(m_.weights.tok_embd, tokens, x);
+  if (hp_.embed_scale != 0.0f) be_.scale(x, hp_.embed_scale);
+  observe("inp_embd", -1, x);
+  for (std::int64_t il = 0; il < hp_.n_layer; ++il) layer(pool, seq, il, pos0, n);
+  if (n_out == 0) return;
+
+  // Only the rows whose logits are wanted go through the output norm and projection.
+  const Act xo = x.rows_from(n - n_out, n_out);
+  const Act ho = h_.view().rows_from(0, n_out);
+  const Act out = logits_.view().rows_from(0, n_out);
+  be_.rmsnorm(xo, m_.weights.output_norm, hp_.rms_eps, ho);
+  observe("result_norm", -1, ho);
+  be_.matmul(m_.weights.output, ho, out, m_.weights.output_bias);
+  observe("result_output", -1, out);
+  if (hp_.final_logit_softcap != 0.0f) be_.softcap(out, hp_.final_logit_softcap);
+  for (std::int64_t r = 0; r < n_out; ++r) {
+    be_.read_row(out, r, logits.subspan(static_cast<std::size_t>(r * hp_.n_vocab), static_cast<std::size_t>(hp_.n_vocab)));
+  }
+}
+
+}  // namespace wisp::model

@@ -1,0 +1,60 @@
+// The forward pass of the decoder-only transformers wisp runs (llama, qwen2, gemma3), written as
+// ops on a Backend. One Transformer per session: it owns the activation buffers of a batch.
+//
+// Per layer (gemma3's extra steps in brackets):
+//   h = rmsnorm(x) ; q, k, v = h Wq, h Wk, h Wv (+ bias) ; [rmsnorm per q/k head]
+//   rope(q, k) ; [q *= q_scale] ; store k, v in the KV cache ; a = attention(q, cache)
+//   o = a Wo ; [o = rmsnorm(o)] ; x += o
+//   h = rmsnorm(x) ; g = act(h Wgate) * (h Wup) ; o = g Wdown ; [o = rmsnorm(o)] ; x += o
+// then logits = rmsnorm(x) Wout (+ bias) [softcapped].
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+
+#include "kv/kv_pool.h"
+#include "model/backend.h"
+#include "model/model_state.h"
+
+namespace wisp::model {
+
+class Transformer {
+ public:
+  // Tokens per forward pass at most; longer inputs are split by the caller (results are the same:
+  // every per-token computation is independent of the batch it runs in).
+  static constexpr std::int64_t kMaxBatch = 512;
+
+  Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics);
+
+  // Evaluates tokens at positions [pos0, pos0 + n) of sequence seq, whose KV slots must already
+  // be reserved in pool. Writes the logits of every token (all_logits) or of the last one into
+  // logits (n or 1 rows of n_vocab floats); an empty logits span skips the output projection.
+  void forward(KvPool& pool, SeqId seq, std::span<const std::int32_t> tokens, std::int64_t pos0, bool all_logits,
+               std::span<float> logits);
+
+  // Debugging hook: called with every intermediate result (named as llama.cpp's graph names them:
+  // "attn_norm", "Qcur", "kqv_out", "ffn_inp", "l_out", ...; layer -1 outside the layers), so a
+  // divergence from another implementation can be traced to the first op that differs.
+  using Observer = std::function<void(std::string_view name, std::int64_t layer, Act value)>;
+  void set_observer(Observer obs) { observer_ = std::move(obs); }
+
+ private:
+  void reserve(std::int64_t n_tok, std::int64_t n_out);
+  void layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t pos0, std::int64_t n);
+  void observe(std::string_view name, std::int64_t il, Act x) const {
+    if (observer_) observer_(name, il, x);
+  }
+
+  const detail::ModelState& m_;
+  const HParams& hp_;
+  Backend& be_;
+  KvNumerics num_;
+  std::int64_t cap_tok_ = 0;
+  std::int64_t cap_out_ = 0;
+  ActBuffer x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_;
+  Observer observer_;
+};
+
+}  // namespace wisp::model

@@ -1,0 +1,140 @@
+#include "model/weights.h"
+
+#include <set>
+#include <string>
+
+#include "formats/block_types.h"
+#include "wisp/error.h"
+
+namespace wisp::model {
+
+namespace {
+
+std::string shape_of(std::initializer_list<std::int64_t> ne) {
+  std::string s = "[";
+  for (auto it = ne.begin(); it != ne.end(); ++it) s += (it == ne.begin() ? "" : ", ") + std::to_string(*it);
+  return s + "]";
+}
+
+// Looks tensors up by name, checks them, and remembers which ones were used.
+class Binder {
+ public:
+  explicit Binder(const GgufFile& f) : f_(f) {}
+
+  // A weight matrix of n_rows rows of n_cols values (GGUF shape [n_cols, n_rows]).
+  kernels::MatrixView matrix(const std::string& name, std::int64_t n_cols, std::int64_t n_rows, bool required = true,
+                             bool multiplied = true) {
+    const GgufTensor* t = lookup(name, required);
+    if (!t) return {};
+    check_shape(*t, {n_cols, n_rows});
+    if (multiplied) require_matmul(name, t->type_id);
+    if (n_cols % t->type->block_elems != 0) {
+      fail(name, "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name +
+                     " blocks");
+    }
+    return kernels::MatrixView{t->data, t->type_id, n_cols, n_rows, t->type->row_bytes(n_cols)};
+  }
+
+  // An F32 vector of n values (norm weights, biases).
+  const float* vector(const std::string& name, std::int64_t n, bool required = true) {
+    const GgufTensor* t = lookup(name, required);
+    if (!t) return nullptr;
+    check_shape(*t, {n});
+    if (t->type_id != static_cast<std::uint32_t>(GgmlType::kF32)) {
+      fail(name, std::string("has type ") + t->type->name + ", expected F32");
+    }
+    if (reinterpret_cast<std::uintptr_t>(t->data) % alignof(float) != 0) fail(name, "data is not 4-byte aligned");
+    return reinterpret_cast<const float*>(t->data);
+  }
+
+  // Fails unless a dequant-matmul kernel exists for the type (checked at load, not mid-eval).
+  void require_matmul(const std::string& name, std::uint32_t type_id) const {
+    if (kernels::find_dot_kernel(type_id) == nullptr) {
+      const BlockTypeInfo* t = find_block_type(type_id);
+      fail(name, std::string("has type ") + (t ? t->name : "?") + ", which wisp cannot multiply yet");
+    }
+  }
+
+  void reject_unused(const std::string& arch) const {
+    for (const GgufTensor& t : f_.tensors()) {
+      if (!used_.contains(std::string(t.name))) {
+        throw Error(f_.path() + ": tensor '" + std::string(t.name) + "' is not part of the " + arch +
+                    " architecture as wisp runs it (an unsupported variant of the model?)");
+      }
+    }
+  }
+
+ private:
+  const GgufTensor* lookup(const std::string& name, bool required) {
+    const GgufTensor* t = f_.find_tensor(name);
+    if (!t) {
+      if (required) throw Error(f_.path() + ": tensor '" + name + "' is missing");
+      return nullptr;
+    }
+    used_.insert(name);
+    return t;
+  }
+  void check_shape(const GgufTensor& t, std::initializer_list<std::int64_t> want) const {
+    bool ok = t.n_dims <= static_cast<int>(want.size());
+    int i = 0;
+    for (std::int64_t w : want) ok = ok && t.ne[i++] == w;
+    for (; i < kGgufMaxDims; ++i) ok = ok && t.ne[i] == 1;
+    if (!ok) fail(std::string(t.name), "has shape " + t.shape_string() + ", expected " + shape_of(want));
+  }
+  [[noreturn]] void fail(const std::string& name, const std::string& what) const {
+    throw Error(f_.path() + ": tensor '" + name + "' " + what);
+  }
+
+  const GgufFile& f_;
+  std::set<std::string> used_;
+};
+
+std::string blk(std::int64_t il, const char* suffix) { return "blk." + std::to_string(il) + "." + suffix; }
+
+}  // namespace
+
+ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
+  Binder b(file);
+  ModelWeights w;
+  const std::int64_t d = hp.n_embd;
+  // The embedding table is only read row by row (dequantized), unless it doubles as the output.
+  w.tok_embd = b.matrix("token_embd.weight", d, hp.n_vocab, true, /*multiplied=*/false);
+  w.output_norm = b.vector("output_norm.weight", d);
+  w.output = b.matrix("output.weight", d, hp.n_vocab, /*required=*/false);
+  if (w.output.data == nullptr) {
+    w.output = w.tok_embd;  // tied embeddings
+    w.tied_output = true;
+    b.require_matmul("token_embd.weight", w.tok_embd.type_id);
+  }
+  w.output_bias = b.vector("output.bias", hp.n_vocab, false);
+  if (hp.arch == Arch::kLlama) w.rope_freqs = b.vector("rope_freqs.weight", hp.n_rot / 2, false);
+
+  const bool gemma = hp.arch == Arch::kGemma3;
+  w.layers.resize(static_cast<std::size_t>(hp.n_layer));
+  for (std::int64_t il = 0; il < hp.n_layer; ++il) {
+    LayerWeights& l = w.layers[static_cast<std::size_t>(il)];
+    l.attn_norm = b.vector(blk(il, "attn_norm.weight"), d);
+    l.wq = b.matrix(blk(il, "attn_q.weight"), d, hp.n_embd_q());
+    l.wk = b.matrix(blk(il, "attn_k.weight"), d, hp.n_embd_kv());
+    l.wv = b.matrix(blk(il, "attn_v.weight"), d, hp.n_embd_kv());
+    l.wo = b.matrix(blk(il, "attn_output.weight"), hp.n_embd_q(), d);
+    l.bq = b.vector(blk(il, "attn_q.bias"), hp.n_embd_q(), false);
+    l.bk = b.vector(blk(il, "attn_k.bias"), hp.n_embd_kv(), false);
+    l.bv = b.vector(blk(il, "attn_v.bias"), hp.n_embd_kv(), false);
+    l.bo = b.vector(blk(il, "attn_output.bias"), d, false);
+    if (gemma) {
+      l.q_norm = b.vector(blk(il, "attn_q_norm.weight"), hp.head_dim);
+      l.k_norm = b.vector(blk(il, "attn_k_norm.weight"), hp.head_dim);
+      l.post_attn_norm = b.vector(blk(il, "post_attention_norm.weight"), d);
+      l.post_ffn_norm = b.vector(blk(il, "post_ffw_norm.weight"), d);
+    }
+    l.ffn_norm = b.vector(blk(il, "ffn_norm.weight"), d);
+    l.gate = b.matrix(blk(il, "ffn_gate.weight"), d, hp.n_ff);
+    l.up = b.matrix(blk(il, "ffn_up.weight"), d, hp.n_ff);
+    l.down = b.matrix(blk(il, "ffn_down.weight"), hp.n_ff, d);
+  }
+  b.reject_unused(hp.arch_name);
+  return w;
+}
+
+}  // namespace wisp::model

@@ -1,0 +1,44 @@
+// The model's weights as views into the mapped GGUF file (no copies), bound by tensor name for
+// the architecture, each checked for presence, shape and type. Every problem is a wisp::Error
+// naming the file and tensor: "model.gguf: tensor 'blk.3.attn_q.weight' has shape [576, 512],
+// expected [576, 576]".
+#pragma once
+
+#include <vector>
+
+#include "formats/gguf_file.h"
+#include "kernels/matmul.h"
+#include "model/hparams.h"
+
+namespace wisp::model {
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;
+  kernels::MatrixView wq, wk, wv, wo;
+  const float* bq = nullptr;  // optional biases (qwen2)
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* bo = nullptr;
+  const float* q_norm = nullptr;  // per-head RMSNorm weights (gemma3)
+  const float* k_norm = nullptr;
+  const float* post_attn_norm = nullptr;  // gemma3
+  const float* ffn_norm = nullptr;
+  kernels::MatrixView gate, up, down;
+  const float* post_ffn_norm = nullptr;  // gemma3
+};
+
+struct ModelWeights {
+  kernels::MatrixView tok_embd;
+  const float* output_norm = nullptr;
+  kernels::MatrixView output;  // token_embd itself when the file has no output.weight (tied)
+  const float* output_bias = nullptr;
+  const float* rope_freqs = nullptr;  // Llama 3 frequency factors (n_rot / 2), optional
+  bool tied_output = false;
+  std::vector<LayerWeights> layers;
+};
+
+// Binds every tensor the architecture uses; a tensor the architecture does not know is an error
+// too (a variant wisp cannot run correctly, such as fused QKV weights).
+ModelWeights bind_weights(const GgufFile& file, const HParams& hp);
+
+}  // namespace wisp::model
