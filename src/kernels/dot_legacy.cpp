@@ -46,14 +46,13 @@ inline void unpack_5bit(const std::uint8_t* qs, const std::uint8_t* qh_bytes, st
   for (int j = 0; j < kQK; ++j) q[j] = static_cast<std::uint8_t>(q[j] | (((qh >> j) & 1u) << 4));
 }
 
-// lane[l] = sum of (q[j] - offset) * a[j] over j = 4l .. 4l+3, exactly.
+// lane[l] = sum of (q[j] - offset) * a[j] over j = 4l .. 4l+3, exactly. Written as a full
+// 32-wide multiply then a fold of neighbours so compilers vectorize it.
 template <typename Q>
 inline void lane_sums(const Q* q, int offset, const std::int8_t* a, int lanes[kLanes]) {
-  for (int l = 0; l < kLanes; ++l) {
-    int s = 0;
-    for (int j = 4 * l; j < 4 * l + 4; ++j) s += (static_cast<int>(q[j]) - offset) * a[j];
-    lanes[l] = s;
-  }
+  std::int32_t p[kQK];
+  for (int j = 0; j < kQK; ++j) p[j] = (static_cast<std::int32_t>(q[j]) - offset) * a[j];
+  for (int l = 0; l < kLanes; ++l) lanes[l] = (p[4 * l] + p[4 * l + 1]) + (p[4 * l + 2] + p[4 * l + 3]);
 }
 
 // acc[l] = fma(d, lane[l], acc[l]): the per-block update of the AVX2 kernels.
