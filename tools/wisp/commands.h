@@ -6,5 +6,7 @@ namespace wisp::cli {
 
 int cmd_info(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_run(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
 
 }  // namespace wisp::cli

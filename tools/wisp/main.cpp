@@ -17,6 +17,8 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"run", "generate a completion for a prompt (one shot), with timings", wisp::cli::cmd_run},
+    {"chat", "chat with a model: a REPL that streams answers, multi-turn", wisp::cli::cmd_chat},
     {"info", "describe a GGUF model: architecture, hyper-parameters, tensors by type, size",
      wisp::cli::cmd_info},
     {"plan", "serving arithmetic: weight/KV bytes, users that fit, decode ceiling, precision ladder",
