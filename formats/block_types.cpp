@@ -9,6 +9,7 @@
 
 #include "formats/block_layouts.h"
 #include "formats/blocks/reference.h"
+#include "formats/wq_format.h"
 #include "wisp/error.h"
 
 namespace wisp {
@@ -65,11 +66,17 @@ const BlockTypeInfo* find_block_type(std::uint32_t id) {
   for (const auto& t : kBlockTypes) {
     if (t.id == id) return &t;
   }
+  for (const auto& t : all_wq_block_types()) {  // wisp's own types (formats/wq_format.h)
+    if (t.id == id) return &t;
+  }
   return nullptr;
 }
 
 const BlockTypeInfo* find_block_type(std::string_view name) {
   for (const auto& t : kBlockTypes) {
+    if (iequals(t.name, name)) return &t;
+  }
+  for (const auto& t : all_wq_block_types()) {
     if (iequals(t.name, name)) return &t;
   }
   return nullptr;

@@ -54,7 +54,8 @@ const BlockTypeInfo* find_block_type(std::uint32_t id);
 const BlockTypeInfo* find_block_type(std::string_view name);
 // The registered entry for a known type (never null).
 const BlockTypeInfo& block_type(GgmlType t);
-// Every registered type, in id order.
+// Every registered GGML type, in id order (wisp's own WQ types: all_wq_block_types() in
+// formats/wq_format.h; find_block_type() finds both).
 std::span<const BlockTypeInfo> all_block_types();
 
 }  // namespace wisp

@@ -5,6 +5,7 @@
 
 #include "formats/block_types.h"
 #include "kernels/dot.h"
+#include "kernels/dot_wq.h"
 
 namespace wisp::kernels {
 
@@ -37,7 +38,7 @@ const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
   for (const DotKernel& k : kScalarKernels) {
     if (k.weight_type == type_id) return &k;
   }
-  return nullptr;
+  return find_wq_dot_kernel(type_id);  // wisp's own group-wise types
 }
 
 const DotKernel* find_dot_kernel(std::uint32_t type_id) {
