@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "wisp/model.h"
 
@@ -29,8 +31,11 @@ struct SessionState;
 class KvCache {
  public:
   // Room for n_tokens tokens in total (rounded up to whole blocks of block_size tokens), for every
-  // layer. Throws wisp::Error if the memory cannot be allocated.
-  KvCache(std::shared_ptr<const Model> model, std::size_t n_tokens, std::uint32_t block_size = 16);
+  // layer (sliding-window layers included: each layer keeps every position), K and V stored as
+  // kv_type ("f16", "f32", "q8_0", "q4"; see SessionOptions::kv_type). Throws wisp::Error if the
+  // memory cannot be allocated or the type is unknown.
+  KvCache(std::shared_ptr<const Model> model, std::size_t n_tokens, std::uint32_t block_size = 16,
+          std::string_view kv_type = "f16");
   ~KvCache();
   KvCache(const KvCache&) = delete;
   KvCache& operator=(const KvCache&) = delete;
@@ -38,6 +43,7 @@ class KvCache {
   std::size_t capacity_tokens() const;
   std::size_t free_tokens() const;  // tokens that fit in the blocks no session holds
   std::size_t bytes() const;
+  std::string_view kv_type() const;  // "f16", "f32", "q8_0" or "q4"
 
  private:
   friend class Session;
@@ -49,9 +55,14 @@ struct SessionOptions {
   std::size_t n_ctx = 0;
   // Threads for the forward pass; 0 means every hardware thread.
   int n_threads = 0;
-  // Emulate llama.cpp's default F16 KV cache: K and V are stored rounded to half, and the query
-  // and attention probabilities are rounded to half before their products, as ggml's F16 matmuls
-  // do. Keeps logits within float noise of llama.cpp; false keeps attention in full f32.
+  // How K and V are stored in the session's own cache (a shared KvCache has its own type, which
+  // must be the same): "f16" (llama.cpp's default: IEEE half), "f32", "q8_0" (GGML's Q8_0 block,
+  // 8.5 bits per value) or "q4" (4-bit codes with an f16 scale and zero-point per 32 values, 5 bits
+  // per value). Attention decodes the rows as it reads them. Unknown names throw wisp::Error.
+  std::string kv_type = "f16";
+  // Round the query and the attention probabilities to half before their products, as ggml's F16
+  // matmuls do (with the default f16 cache this gives llama.cpp's logits bit for bit). With
+  // kv_type "f32", false keeps attention in full f32.
   bool kv_f16_rounding = true;
 };
 
@@ -80,6 +91,8 @@ class Session {
 
   std::size_t n_past() const;  // tokens in the sequence
   std::size_t n_ctx() const;
+  // Bytes of the KV cache blocks this session's sequence holds (whole blocks; shared ones count).
+  std::size_t kv_bytes_held() const;
   std::int64_t n_vocab() const;
   const Model& model() const;
 

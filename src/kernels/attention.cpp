@@ -54,22 +54,42 @@ float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
 }
 
 struct Scratch {
-  std::vector<float> q, scores, probs, acc;
+  std::vector<float> q, scores, probs, acc, row;
+};
+
+// Row access for the two cache forms: f32 planes are read in place; coded rows are decoded into
+// the scratch row (one head_dim tile) and read from there.
+struct F32Rows {
+  const PagedKv& kv;
+  const float* key(std::int64_t t, std::int64_t h, float*) const { return at(kv.k_blocks, t, h); }
+  const float* value(std::int64_t t, std::int64_t h, float*) const { return at(kv.v_blocks, t, h); }
+  const float* at(std::span<const float* const> blocks, std::int64_t t, std::int64_t h) const {
+    return blocks[t / kv.block_size] + h * kv.head_stride + (t % kv.block_size) * kv.head_dim;
+  }
+};
+
+struct CodedRows {
+  const PagedKvRows& kv;
+  const float* key(std::int64_t t, std::int64_t h, float* buf) const { return at(kv.k_blocks, t, h, buf); }
+  const float* value(std::int64_t t, std::int64_t h, float* buf) const { return at(kv.v_blocks, t, h, buf); }
+  const float* at(std::span<const std::byte* const> blocks, std::int64_t t, std::int64_t h, float* buf) const {
+    kv.decode(blocks[t / kv.block_size] + h * kv.head_stride + (t % kv.block_size) * kv.row_bytes, buf, kv.head_dim);
+    return buf;
+  }
 };
 
 // One query head at position `pos` against the keys [lo, pos] of its kv head. Scores are laid out
 // by cache position from 0 so ggml's groups of 16 line up (masked positions are -inf, then 0).
-void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const PagedKv& kv,
-                 const AttentionParams& p, bool batched, float* out, Scratch& s) {
-  const std::int64_t d = kv.head_dim;
-  const std::int64_t bs = kv.block_size;
+template <class Rows>
+void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const Rows& rows,
+                 std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
   const std::int64_t n = pos + 1;
   for (std::int64_t i = 0; i < d; ++i) s.q[i] = p.round_f16 ? round_half(q_in[i]) : q_in[i];
   const bool gemm_qk = batched && d % 16 == 0;
 
   std::fill(s.scores.begin(), s.scores.begin() + lo, -std::numeric_limits<float>::infinity());
   for (std::int64_t t = lo; t <= pos; ++t) {
-    const float* k = kv.k_blocks[t / bs] + kv_head * kv.head_stride + (t % bs) * d;
+    const float* k = rows.key(t, kv_head, s.row.data());
     const float dot = gemm_qk ? dot_f16_gemm(k, s.q.data(), d) : dot_f16_vec(k, s.q.data(), d);
     s.scores[t] = dot * p.kq_scale;
   }
@@ -88,7 +108,7 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   if (batched) {
     std::fill(s.acc.begin(), s.acc.begin() + d * 16, 0.0f);
     for (std::int64_t t = lo; t <= pos; ++t) {
-      const float* v = kv.v_blocks[t / bs] + kv_head * kv.head_stride + (t % bs) * d;
+      const float* v = rows.value(t, kv_head, s.row.data());
       const float w = s.probs[t];
       float* lane = s.acc.data() + (t % 16);
       for (std::int64_t i = 0; i < d; ++i) lane[16 * i] = std::fma(v[i], w, lane[16 * i]);
@@ -97,7 +117,7 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   } else {
     std::fill(s.acc.begin(), s.acc.begin() + d * 64, 0.0f);
     for (std::int64_t t = lo; t <= pos; ++t) {
-      const float* v = kv.v_blocks[t / bs] + kv_head * kv.head_stride + (t % bs) * d;
+      const float* v = rows.value(t, kv_head, s.row.data());
       const float w = s.probs[t];
       float* lane = s.acc.data() + (t % 64);  // accumulator (t / 16) % 4, lane t % 16
       for (std::int64_t i = 0; i < d; ++i) lane[64 * i] = std::fma(v[i], w, lane[64 * i]);
@@ -114,10 +134,9 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   }
 }
 
-}  // namespace
-
-void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
-               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
+template <class Kv, class Rows>
+void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const Kv& kv,
+                    const Rows& rows, const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
   if (p.n_kv_heads <= 0 || p.n_heads % p.n_kv_heads != 0) {
     throw Error("attention: " + std::to_string(p.n_heads) + " query heads do not divide into " +
                 std::to_string(p.n_kv_heads) + " kv heads");
@@ -141,16 +160,29 @@ void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::i
 #pragma omp parallel num_threads(threads) if (threads > 1 && n_items > 1)
   {
     Scratch s{std::vector<float>(static_cast<std::size_t>(d)), std::vector<float>(cap), std::vector<float>(cap),
-              std::vector<float>(static_cast<std::size_t>(64 * d))};
+              std::vector<float>(static_cast<std::size_t>(64 * d)), std::vector<float>(static_cast<std::size_t>(d))};
 #pragma omp for schedule(static)
     for (std::int64_t item = 0; item < n_items; ++item) {
       const std::int64_t t = item / p.n_heads;
       const int h = static_cast<int>(item % p.n_heads);
       const std::int64_t pos = pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
-      attend_head(q + t * q_stride + h * d, lo, pos, h / group, kv, p, batched, out + t * out_stride + h * d, s);
+      attend_head(q + t * q_stride + h * d, lo, pos, h / group, rows, d, p, batched, out + t * out_stride + h * d, s);
     }
   }
+}
+
+}  // namespace
+
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
+  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, n_threads);
+}
+
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
+  if (kv.decode == nullptr) throw Error("attention: coded KV rows given without a decoder");
+  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, n_threads);
 }
 
 }  // namespace wisp::kernels

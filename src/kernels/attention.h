@@ -13,6 +13,7 @@
 // for a single token, as ggml does.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -24,6 +25,23 @@ struct PagedKv {
   std::int64_t head_stride = 0;  // floats from one kv head's plane to the next
   std::int64_t block_size = 0;   // token slots per block
   std::int64_t head_dim = 0;
+};
+
+// The same cache in a storage format the kernel decodes as it reads (f16, q8_0, q4: src/kv's
+// kv_quant.h): each row of head_dim values is row_bytes bytes, turned into floats one row at a time
+// by `decode` just before its dot product, so no f32 copy of the cache is ever made. The arithmetic
+// after decoding is the f32 path's, so an f16 cache gives exactly what f32 rows holding the same
+// half values give.
+using KvRowDecoder = void (*)(const std::byte* row, float* out, std::int64_t n);
+
+struct PagedKvRows {
+  std::span<const std::byte* const> k_blocks;  // per block: the plane of kv head 0
+  std::span<const std::byte* const> v_blocks;
+  std::int64_t head_stride = 0;  // bytes from one kv head's plane to the next
+  std::int64_t row_bytes = 0;    // bytes of one token's row
+  std::int64_t block_size = 0;
+  std::int64_t head_dim = 0;
+  KvRowDecoder decode = nullptr;
 };
 
 struct AttentionParams {
@@ -38,6 +56,8 @@ struct AttentionParams {
 // For query token t (t < n_tok) at position pos0 + t, whose keys at positions [0, pos0 + t] are in
 // kv: out[t * out_stride + h * head_dim + d]. q rows hold n_heads * head_dim values at q_stride.
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
 
 }  // namespace wisp::kernels

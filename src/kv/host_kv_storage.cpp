@@ -12,10 +12,6 @@ namespace wisp {
 HostKvStorage::HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks) : layout_(layout), n_blocks_(n_blocks) {
   layout_.validate();
   if (n_blocks == 0) throw Error("KV pool: the pool needs at least 1 block (got 0)");
-  if (layout_.type != KvType::kF32) {
-    throw Error("KV pool: element type " + std::string(kv_type_name(layout_.type)) +
-                " has no host storage yet; use f32");
-  }
   const std::size_t per_block = layout_.bytes_per_block();
   const double mib = static_cast<double>(per_block) * n_blocks / (1024.0 * 1024.0);
   if (per_block > std::numeric_limits<std::size_t>::max() / n_blocks) {

@@ -12,6 +12,7 @@ class HostKvStorage final : public KvStorage {
  public:
   // Cache-line/AVX-512 alignment: every block starts on a 64-byte boundary when bytes_per_block is
   // a multiple of 64 (true for head_dim a multiple of 16 in f32), so rows load without splits.
+  // Quantized rows (34 or 20 bytes per group) are not aligned; their decoders load unaligned.
   static constexpr std::size_t kAlignment = 64;
 
   // Throws wisp::Error (with the size in MiB) if the memory cannot be allocated.

@@ -11,19 +11,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
+
+#include "kv/kv_type.h"
 
 namespace wisp {
-
-// Element type of cached K/V. Only kF32 has storage today; kF16 is here so capacity arithmetic
-// (wisp plan) can already price it. Quantized types (Q8_0, Q4) join with their kernels.
-enum class KvType : std::uint8_t {
-  kF32,
-  kF16,
-};
-
-std::string_view kv_type_name(KvType t);  // "f32", "f16"
-std::size_t kv_type_bytes(KvType t);      // bytes per element
 
 enum class KvKind : std::uint32_t { kKey = 0, kValue = 1 };
 
@@ -37,9 +28,10 @@ struct KvLayout {
   // Throws wisp::Error naming the field when a dimension is 0.
   void validate() const;
 
-  // One token's K (or V) for one head.
-  std::size_t row_bytes() const { return head_dim * kv_type_bytes(type); }
-  // 2 (K and V) * n_layers * n_kv_heads * head_dim * bytes per element: DESIGN.md's formula per token.
+  // One token's K (or V) for one head: head_dim values in whole groups of the element type.
+  std::size_t row_bytes() const { return kv_type_info(type).bytes_for(head_dim); }
+  // 2 (K and V) * n_layers * n_kv_heads * row_bytes: DESIGN.md's formula per token (group-wise types
+  // round each head vector up to whole groups, as the planner does).
   std::size_t bytes_per_token() const { return 2 * std::size_t{n_layers} * n_kv_heads * row_bytes(); }
   std::size_t bytes_per_block() const { return bytes_per_token() * block_size; }
   // Byte offset, inside a block, of the row of token slot `slot` for (layer, kind, head).

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kv/host_kv_storage.h"
+#include "kv/kv_quant.h"
 #include "wisp/error.h"
 
 namespace wisp {
@@ -56,9 +57,21 @@ void KvPool::check_head(std::uint32_t layer, std::uint32_t head) const {
 
 float* KvPool::plane(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const {
   check_f32_host();
+  return reinterpret_cast<float*>(plane_bytes(block, layer, kind, head));
+}
+
+std::byte* KvPool::plane_bytes(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const {
   check_head(layer, head);
   std::byte* base = storage_->host_block(block);
-  return reinterpret_cast<float*>(base + layout().row_offset(layer, kind, head, 0));
+  if (base == nullptr) {
+    throw Error("KV pool: the " + std::string(kv_type_name(layout().type)) +
+                " cache is in device memory, which the CPU cannot address");
+  }
+  return base + layout().row_offset(layer, kind, head, 0);
+}
+
+const std::byte* KvPool::plane_data(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const {
+  return plane_bytes(block, layer, kind, head);
 }
 
 float* KvPool::row(SeqId seq, std::uint32_t layer, KvKind kind, std::uint32_t head, std::size_t pos) const {
@@ -100,11 +113,12 @@ void KvPool::write(SeqId seq, std::uint32_t layer, std::size_t pos, std::span<co
                 " lies in block " + std::to_string(slot.block) + ", shared with another sequence; only "
                 "positions reserved by this sequence's own append can be written");
   }
+  const std::size_t row = l.row_bytes();
   for (std::uint32_t h = 0; h < l.n_kv_heads; ++h) {
-    float* kd = plane(slot.block, layer, KvKind::kKey, h) + std::size_t{slot.offset} * l.head_dim;
-    float* vd = plane(slot.block, layer, KvKind::kValue, h) + std::size_t{slot.offset} * l.head_dim;
-    std::copy_n(k_row.data() + std::size_t{h} * l.head_dim, l.head_dim, kd);
-    std::copy_n(v_row.data() + std::size_t{h} * l.head_dim, l.head_dim, vd);
+    std::byte* kd = plane_bytes(slot.block, layer, KvKind::kKey, h) + slot.offset * row;
+    std::byte* vd = plane_bytes(slot.block, layer, KvKind::kValue, h) + slot.offset * row;
+    kv_encode_row(l.type, k_row.data() + std::size_t{h} * l.head_dim, l.head_dim, kd);
+    kv_encode_row(l.type, v_row.data() + std::size_t{h} * l.head_dim, l.head_dim, vd);
   }
 }
 

@@ -50,15 +50,20 @@ class KvPool {
   const float* v(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos) const;
 
   // Stores one token's K and V for one layer, all kv heads: k_row and v_row are
-  // [n_kv_heads][head_dim] as the projections produce them. The slot must be reserved (append)
+  // [n_kv_heads][head_dim] as the projections produce them, encoded into the pool's element type
+  // (rounded to half for f16, quantized per group of 32 for q8_0 and q4). The slot must be reserved (append)
   // and owned by this sequence alone; writing into a block another sequence shares throws rather
   // than corrupting the other sequence.
   void write(SeqId seq, std::uint32_t layer, std::size_t pos, std::span<const float> k_row,
              std::span<const float> v_row);
 
   // One block's plane for (layer, head): block_size rows of head_dim floats, token slot order.
+  // f32 pools only (see check_f32_host); other types read plane_data().
   const float* keys(BlockId block, std::uint32_t layer, std::uint32_t head) const;
   const float* values(BlockId block, std::uint32_t layer, std::uint32_t head) const;
+  // The same plane as bytes, for any element type in host memory: block_size rows of
+  // layout().row_bytes() bytes each (kv_quant.h decodes them).
+  const std::byte* plane_data(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const;
 
   // Accounting, in bytes, for `wisp plan` to check its predictions against.
   std::size_t bytes_per_token() const { return layout().bytes_per_token(); }
@@ -76,6 +81,7 @@ class KvPool {
   float* row(SeqId seq, std::uint32_t layer, KvKind kind, std::uint32_t head, std::size_t pos) const;
   // Mutable rows from const methods: the pool's constness guards bookkeeping, not the K/V bytes.
   float* plane(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const;
+  std::byte* plane_bytes(BlockId block, std::uint32_t layer, KvKind kind, std::uint32_t head) const;
   void check_head(std::uint32_t layer, std::uint32_t head) const;
   void check_f32_host() const;
 

@@ -9,6 +9,7 @@
 #include "formats/half.h"
 #include "kernels/activations.h"
 #include "kernels/norm.h"
+#include "kv/kv_quant.h"
 #include "wisp/error.h"
 
 namespace wisp::model {
@@ -88,8 +89,9 @@ class CpuBackend final : public Backend {
     for (std::int64_t t = 0; t < k.rows; ++t) {
       const float* kr = k.row(t);
       const float* vr = v.row(t);
-      if (num.round_f16) {
-        // What an F16 cache holds: the values rounded to half.
+      if (num.round_f16 && pool.layout().type == KvType::kF32) {
+        // An f32 pool emulating an F16 cache: the values rounded to half. (Pools of f16, q8_0 and
+        // q4 encode the rows themselves.)
         for (std::size_t i = 0; i < width; ++i) {
           kbuf_[i] = f16_to_f32(f32_to_f16(kr[i]));
           vbuf_[i] = f16_to_f32(f32_to_f16(vr[i]));
@@ -104,13 +106,32 @@ class CpuBackend final : public Backend {
   void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
                  const kernels::AttentionParams& p, Act out) override {
     const std::span<const BlockId> table = pool.block_table(seq);
+    const KvLayout& lay = pool.layout();
+    if (lay.type != KvType::kF32) {
+      // Coded rows (f16, q8_0, q4): the kernel decodes each row as it reads it.
+      kcoded_.resize(table.size());
+      vcoded_.resize(table.size());
+      for (std::size_t i = 0; i < table.size(); ++i) {
+        kcoded_[i] = pool.plane_data(table[i], layer, KvKind::kKey, 0);
+        vcoded_[i] = pool.plane_data(table[i], layer, KvKind::kValue, 0);
+      }
+      kernels::PagedKvRows kv;
+      kv.k_blocks = kcoded_;
+      kv.v_blocks = vcoded_;
+      kv.block_size = lay.block_size;
+      kv.head_dim = lay.head_dim;
+      kv.row_bytes = static_cast<std::int64_t>(lay.row_bytes());
+      kv.head_stride = static_cast<std::int64_t>(lay.plane_bytes());
+      kv.decode = kv_row_decoder(lay.type);
+      kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, threads_);
+      return;
+    }
     kblocks_.resize(table.size());
     vblocks_.resize(table.size());
     for (std::size_t i = 0; i < table.size(); ++i) {
       kblocks_[i] = pool.keys(table[i], layer, 0);
       vblocks_[i] = pool.values(table[i], layer, 0);
     }
-    const KvLayout& lay = pool.layout();
     kernels::PagedKv kv;
     kv.k_blocks = kblocks_;
     kv.v_blocks = vblocks_;
@@ -127,6 +148,7 @@ class CpuBackend final : public Backend {
   kernels::MatmulScratch scratch_;
   std::vector<float> kbuf_, vbuf_;
   std::vector<const float*> kblocks_, vblocks_;
+  std::vector<const std::byte*> kcoded_, vcoded_;
 };
 
 }  // namespace

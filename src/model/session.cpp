@@ -41,14 +41,14 @@ struct SessionState {
 
 namespace {
 
-KvLayout layout_for(const Model& m, std::uint32_t block_size) {
+KvLayout layout_for(const Model& m, std::uint32_t block_size, KvType type) {
   const auto& hp = m.state().hp;
   KvLayout l;
   l.n_layers = static_cast<std::uint32_t>(hp.n_layer);
   l.n_kv_heads = static_cast<std::uint32_t>(hp.n_head_kv);
   l.head_dim = static_cast<std::uint32_t>(hp.head_dim);
   l.block_size = block_size;
-  l.type = KvType::kF32;
+  l.type = type;
   return l;
 }
 
@@ -59,13 +59,13 @@ std::size_t default_ctx(const Model& m, std::size_t requested) {
 }
 
 std::shared_ptr<detail::CacheState> make_cache(std::shared_ptr<const Model> model, std::size_t n_tokens,
-                                               std::uint32_t block_size) {
+                                               std::uint32_t block_size, std::string_view kv_type) {
   if (!model) throw Error("KV cache: no model given");
   if (n_tokens == 0) throw Error("KV cache: the cache needs room for at least 1 token");
   if (block_size == 0) throw Error("KV cache: block size must be at least 1 token");
   const std::size_t n_blocks = (n_tokens + block_size - 1) / block_size;
   if (n_blocks > 0xffffffffu) throw Error("KV cache: " + std::to_string(n_tokens) + " tokens is too many");
-  const KvLayout layout = layout_for(*model, block_size);
+  const KvLayout layout = layout_for(*model, block_size, kv_type_from_name(kv_type));
   return std::make_shared<detail::CacheState>(
       detail::CacheState{std::move(model), KvPool(layout, static_cast<std::uint32_t>(n_blocks))});
 }
@@ -74,8 +74,9 @@ std::shared_ptr<detail::CacheState> make_cache(std::shared_ptr<const Model> mode
 
 // ---- KvCache ----
 
-KvCache::KvCache(std::shared_ptr<const Model> model, std::size_t n_tokens, std::uint32_t block_size)
-    : state_(make_cache(std::move(model), n_tokens, block_size)) {}
+KvCache::KvCache(std::shared_ptr<const Model> model, std::size_t n_tokens, std::uint32_t block_size,
+                 std::string_view kv_type)
+    : state_(make_cache(std::move(model), n_tokens, block_size, kv_type)) {}
 KvCache::~KvCache() = default;
 
 std::size_t KvCache::capacity_tokens() const {
@@ -85,6 +86,7 @@ std::size_t KvCache::free_tokens() const {
   return std::size_t{state_->pool.allocator().n_free()} * state_->pool.layout().block_size;
 }
 std::size_t KvCache::bytes() const { return state_->pool.bytes_total(); }
+std::string_view KvCache::kv_type() const { return kv_type_name(state_->pool.layout().type); }
 
 // ---- Session ----
 
@@ -93,7 +95,7 @@ Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move
 Session::Session(std::shared_ptr<const Model> model, const SessionOptions& opts) {
   if (!model) throw Error("session: no model given");
   const std::size_t ctx = default_ctx(*model, opts.n_ctx);
-  auto cache = make_cache(model, ctx, BlockAllocator::kDefaultBlockSize);
+  auto cache = make_cache(model, ctx, BlockAllocator::kDefaultBlockSize, opts.kv_type);
   KvSequence seq(cache->pool);
   state_ = std::make_unique<detail::SessionState>(std::move(model), std::move(cache), std::move(seq), opts, ctx);
 }
@@ -103,6 +105,11 @@ Session::Session(std::shared_ptr<const Model> model, std::shared_ptr<KvCache> ca
   if (!cache) throw Error("session: no KV cache given");
   if (cache->state_->model.get() != model.get()) {
     throw Error("session: the KV cache was made for another model (" + cache->state_->model->info().path + ")");
+  }
+  const KvType cache_type = cache->state_->pool.layout().type;
+  if (kv_type_from_name(opts.kv_type) != cache_type) {
+    throw Error("session: kv_type " + opts.kv_type + " asked for, but the shared KV cache stores " +
+                std::string(kv_type_name(cache_type)) + "; give the session the cache's type");
   }
   const std::size_t ctx = default_ctx(*model, opts.n_ctx);
   KvSequence seq(cache->state_->pool);
@@ -173,6 +180,7 @@ void Session::truncate(std::size_t n) {
 
 std::size_t Session::n_past() const { return state_->seq.n_tokens(); }
 std::size_t Session::n_ctx() const { return state_->n_ctx; }
+std::size_t Session::kv_bytes_held() const { return state_->cache->pool.bytes_held(state_->seq.id()); }
 std::int64_t Session::n_vocab() const { return state_->model->info().n_vocab; }
 const Model& Session::model() const { return *state_->model; }
 
