@@ -6,6 +6,8 @@ namespace wisp::cli {
 
 int cmd_info(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
+int cmd_ppl(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 

@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
      wisp::cli::cmd_info},
     {"plan", "serving arithmetic: weight/KV bytes, users that fit, decode ceiling, precision ladder",
      wisp::cli::cmd_plan},
+    {"quantize", "convert a HF folder or F16 GGUF to a quantized GGUF (wisp WQ or GGML types)", wisp::cli::cmd_quantize},
+    {"ppl", "perplexity on a text (llama.cpp's method); KL/top-1/delta PPL against a base model", wisp::cli::cmd_ppl},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,155 @@
+#include "quantize/converter.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "formats/wq_format.h"
+#include "quantize/source.h"
+#include "wisp/error.h"
+
+namespace wisp::quantize {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// llama.cpp's LLAMA_FTYPE for a uniform standard type (its tools show it); -1 when none applies.
+int llama_file_type(const BlockTypeInfo& t) {
+  switch (static_cast<GgmlType>(t.id)) {
+    case GgmlType::kF32: return 0;
+    case GgmlType::kF16: return 1;
+    case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ4_1: return 3;
+    case GgmlType::kQ8_0: return 7;
+    case GgmlType::kQ5_0: return 8;
+    case GgmlType::kQ5_1: return 9;
+    case GgmlType::kBF16: return 32;
+    default: return -1;
+  }
+}
+
+// Quantizes every row of `t` into `out` on n_threads threads; returns the summed error statistics.
+ErrorStats quantize_tensor(const SourceTensor& t, const BlockTypeInfo& type, std::span<std::uint8_t> out,
+                           const RowOptions& ro, int n_threads, bool want_stats) {
+  const std::int64_t rows = t.n_rows(), n = t.ne[0];
+  const std::size_t row_bytes = type.row_bytes(n);
+  if (out.size() != row_bytes * static_cast<std::size_t>(rows)) {
+    throw Error("tensor " + t.name + ": writer expects " + std::to_string(out.size()) + " bytes, type " + type.name +
+                " needs " + std::to_string(row_bytes * rows));
+  }
+  const int workers = static_cast<int>(std::clamp<std::int64_t>(rows / 4, 1, n_threads));
+  std::vector<ErrorStats> stats(static_cast<std::size_t>(workers));
+  std::vector<std::string> errors(static_cast<std::size_t>(workers));
+  std::atomic<std::int64_t> next{0};
+  auto work = [&](int w) {
+    try {
+      std::vector<float> row(static_cast<std::size_t>(n));
+      for (std::int64_t r; (r = next.fetch_add(1)) < rows;) {
+        t.read_row(r, row.data());
+        quantize_row(type, row.data(), out.data() + static_cast<std::size_t>(r) * row_bytes, n, ro,
+                     want_stats ? &stats[static_cast<std::size_t>(w)] : nullptr);
+      }
+    } catch (const std::exception& e) {
+      errors[static_cast<std::size_t>(w)] = e.what();
+      next = rows;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (!e.empty()) throw Error("tensor " + t.name + ": " + e);
+  }
+  ErrorStats total;
+  for (const auto& s : stats) total.merge(s);
+  return total;
+}
+
+void check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(path + ": output folder " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) throw Error(path + ": output path is a directory");
+}
+
+}  // namespace
+
+ConvertReport convert(const ConvertOptions& opt) {
+  check_output_path(opt.output);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Source> src = open_source(opt.input);
+  const int n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
+  if (opt.log) std::fprintf(opt.log, "quantize: %s -> %s (%s, %d threads)\n", src->description().c_str(), opt.output.c_str(),
+                            opt.policy.base->name, n_threads);
+
+  GgufWriter writer;
+  src->write_metadata(writer);
+  const int ftype = llama_file_type(*opt.policy.base);
+  if (ftype >= 0) writer.set_u32("general.file_type", static_cast<std::uint32_t>(ftype));
+  if (opt.policy.base->block_elems > 1) writer.set_u32("general.quantization_version", 2);
+  writer.set_string("wisp.quantize.type", opt.policy.base->name);
+  writer.set_bool("wisp.quantize.range_search", opt.range_search);
+
+  ConvertReport report;
+  const auto& tensors = src->tensors();
+  report.tensors.resize(tensors.size());
+  bool warned = false;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const SourceTensor& t = tensors[i];
+    if (t.stored_quantized && !warned && opt.log) {
+      std::fprintf(opt.log, "warning: %s is stored as %s: re-quantizing a quantized tensor compounds its error\n",
+                   t.name.c_str(), t.stored_type.c_str());
+      warned = true;
+    }
+    TensorReport& rep = report.tensors[i];
+    const BlockTypeInfo& type = opt.policy.choose(t, &rep.reason);
+    rep.name = t.name;
+    rep.type = type.name;
+    rep.n_elements = t.n_elements();
+    rep.bytes = type.row_bytes(t.ne[0]) * static_cast<std::uint64_t>(t.n_rows());
+    report.total_bytes += rep.bytes;
+    report.total_elements += rep.n_elements;
+    const std::size_t idx = i, count = tensors.size();
+    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, &type = type](std::span<std::uint8_t> out) {
+      const SourceTensor& st = tensors[idx];
+      TensorReport& r = report.tensors[idx];
+      RowOptions ro;
+      ro.range_search = opt.range_search;
+      if (auto it = opt.importance.find(st.name); it != opt.importance.end()) {
+        if (static_cast<std::int64_t>(it->second.size()) != st.ne[0]) {
+          throw Error("tensor " + st.name + ": calibration statistics have " + std::to_string(it->second.size()) +
+                      " channels, the tensor's rows have " + std::to_string(st.ne[0]));
+        }
+        ro.importance = it->second;
+      }
+      const auto s0 = std::chrono::steady_clock::now();
+      r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose);
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+      if (opt.log) {
+        std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s", idx + 1, count, st.name.c_str(),
+                     st.stored_type.c_str(), type.name, static_cast<double>(out.size()) / kMiB,
+                     static_cast<double>(st.n_elements()) / 1e6 / std::max(dt, 1e-9));
+        if (opt.verbose) {
+          std::fprintf(opt.log, "  rmse %.3e  max|err| %.3e  rel %.4f", r.error.rmse(), r.error.max_abs_err,
+                       r.error.relative_rmse());
+        }
+        std::fprintf(opt.log, "\n");
+      }
+    });
+  }
+  writer.write(opt.output);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.log) {
+    std::fprintf(opt.log, "wrote %s: %.2f MiB of tensors, %.3f bits/weight, %.1f s\n", opt.output.c_str(),
+                 static_cast<double>(report.total_bytes) / kMiB, report.bits_per_weight(), report.seconds);
+  }
+  return report;
+}
+
+}  // namespace wisp::quantize

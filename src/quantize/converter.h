@@ -1,0 +1,49 @@
+// The converter pipeline: read a source (GGUF or HF folder), choose a type per tensor, quantize
+// row by row on several threads, and stream the result into a GGUF written to a temporary file
+// and renamed when complete (formats/gguf_writer.h), so a failed run leaves no partial output.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "quantize/row_quantizer.h"
+#include "quantize/type_policy.h"
+
+namespace wisp::quantize {
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  TypePolicy policy;
+  bool range_search = false;
+  // Per-input-channel importance by tensor name (from --calib statistics); weights the error of
+  // the range search for the WQ types.
+  std::map<std::string, std::vector<float>> importance;
+  int n_threads = 0;          // 0: hardware threads
+  bool verbose = false;       // per-tensor error statistics
+  std::FILE* log = stderr;    // progress; nullptr for silence
+};
+
+struct TensorReport {
+  std::string name;
+  std::string type;
+  std::string reason;
+  std::int64_t n_elements = 0;
+  std::uint64_t bytes = 0;
+  ErrorStats error;
+};
+
+struct ConvertReport {
+  std::vector<TensorReport> tensors;
+  std::uint64_t total_bytes = 0;   // tensor data written
+  std::int64_t total_elements = 0;
+  double seconds = 0;
+  double bits_per_weight() const { return total_elements == 0 ? 0 : 8.0 * total_bytes / total_elements; }
+};
+
+// Runs the conversion. Throws wisp::Error (naming the file, tensor or flag) on any failure.
+ConvertReport convert(const ConvertOptions& opt);
+
+}  // namespace wisp::quantize

@@ -1,0 +1,76 @@
+// `wisp quantize IN OUT --type TYPE`: FP16/BF16/F32 checkpoints (HF folder or GGUF) to a
+// quantized GGUF (src/quantize/).
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "args.h"
+#include "commands.h"
+#include "quantize/converter.h"
+#include "wisp/error.h"
+
+namespace wisp::cli {
+
+namespace {
+
+ArgParser make_parser() {
+  ArgParser p("quantize",
+              "Converts a model to a quantized GGUF: IN is a Hugging Face folder (config.json + safetensors)\n"
+              "or a GGUF (F16/BF16/F32; a quantized one is accepted with a warning); OUT is the new GGUF.");
+  p.positionals("IN OUT", 2, 2);
+  p.option("type").short_name('t').value_name("TYPE").required().help(
+      "target type: wq{2,3,4,5,6,8}_g{32,64,128} (wisp group-wise), q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16, f32");
+  p.option("type-override").value_name("REGEX=TYPE").help(
+      "type for tensors whose name matches REGEX (comma-separated rules, first match wins)");
+  p.flag("no-protect").help("quantize token_embd/output like the rest (default: Q8_0 when TYPE has < 8 bits)");
+  p.flag("range-search").help("WQ types: per-group clipping range minimising the squared error (outlier handling)");
+  p.option("threads", ArgKind::kInt).value_name("N").help("threads (default: all hardware threads)");
+  p.flag("verbose").short_name('v').help("per-tensor error statistics: RMSE, max |error|, relative RMSE");
+  p.epilog("Sizes: MiB = 1024^2 bytes. Output is written to OUT.tmp-* and renamed when complete.");
+  return p;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  while (b <= s.size()) {
+    const std::size_t e = s.find(',', b);
+    std::string part = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (!part.empty()) out.push_back(part);
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_quantize(int argc, char** argv) {
+  const ArgParser parser = make_parser();
+  const Args args = parser.parse(argc, argv);
+  if (args.help_requested()) {
+    std::printf("%s", parser.help().c_str());
+    return 0;
+  }
+  quantize::ConvertOptions opt;
+  opt.input = args.positionals()[0];
+  opt.output = args.positionals()[1];
+  opt.policy.base = *args.convert("type", [](std::string_view v) { return &quantize::parse_target_type(std::string(v)); });
+  if (auto rules = args.value("type-override")) {
+    for (const std::string& r : split_commas(*rules)) {
+      try {
+        opt.policy.rules.push_back(quantize::parse_type_rule(r));
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+    }
+  }
+  opt.policy.keep_embeddings_high = !args.flag("no-protect");
+  opt.range_search = args.flag("range-search");
+  if (auto n = args.opt_positive("threads")) opt.n_threads = static_cast<int>(*n);
+  opt.verbose = args.flag("verbose");
+  quantize::convert(opt);
+  return 0;
+}
+
+}  // namespace wisp::cli
