@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "kv/kv_type.h"
 #include "wisp/error.h"
 
 namespace wisp::cli {
@@ -15,6 +16,9 @@ void add_model_flags(ArgParser& p) {
       .help("context size in tokens (default: the model's training context, at most 4096)").group("model");
   p.option("threads", ArgKind::kInt).short_name('t').value_name("N")
       .help("threads for the forward pass (default: the machine's cores)").group("model");
+  p.option("kv-type").value_name("TYPE").default_value("f16").group("model")
+      .help("how the KV cache stores K and V: " + kv_type_names() +
+            " (f16 as llama.cpp; q8_0 = 8.5 bits, q4 = 5 bits per value, group-wise per 32)");
 }
 
 void add_sampling_flags(ArgParser& p) {
@@ -46,6 +50,8 @@ void add_sampling_flags(ArgParser& p) {
 
 LoadedModel load_model_from_flags(const Args& a) {
   LoadedModel out;
+  // Checked before the model loads so a typo costs nothing; kv_type_by_name's message lists the types.
+  out.session.kv_type = std::string(a.convert("kv-type", [](std::string_view s) { return kv_type_by_name(s); })->name);
   std::string path = a.str("model");
   auto t0 = std::chrono::steady_clock::now();
   out.model = Model::load(path);
