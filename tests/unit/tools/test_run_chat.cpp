@@ -147,3 +147,46 @@ TEST(ChatCli, CommandsWork) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ChatCli, FullContextDropsTheOldestTurnsAndSaysSo) {
+  std::string input;
+  for (int i = 0; i < 6; ++i) input += "Tell me one fact about the number " + std::to_string(i + 2) + ".\n";
+  Result r = run("chat -m " + smol() + " --temp 0 -n 16 -c 160 -t 2", input);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "context full: dropped the oldest")) << r.err;
+  // Every message still got an answer.
+  std::size_t stats = 0;
+  for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1)) ++stats;
+  EXPECT_EQ(stats, 6u) << r.err;
+}
+
+TEST(ChatCli, AMessageLongerThanTheContextIsRefusedNotFatal) {
+  std::string big;
+  for (int i = 0; i < 200; ++i) big += "blah ";
+  Result r = run("chat -m " + smol() + " --temp 0 -n 8 -c 64 -t 2", big + "\nHi\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "error:")) << r.err;
+  EXPECT_TRUE(contains(r.err, "-c")) << r.err;
+  // The REPL went on and answered the next message.
+  EXPECT_TRUE(contains(r.err, "generated at")) << r.err;
+}
+
+TEST(ChatCli, CtrlCStopsTheAnswerNotTheProgram) {
+  // SIGINT arrives while the first (long) answer is streaming; the REPL must stop that answer and
+  // go on to read the next line.
+  std::string cmd = "(printf 'Write a very long story about a dragon.\\n'; sleep 6; printf '/help\\n/exit\\n') | "
+                    "timeout --preserve-status -s INT 3 " + std::string(WISP_BINARY) + " chat -m " + smol() +
+                    " --temp 0 -n 2000 -t 2 > /dev/null 2> ";
+  fs::path err = fs::temp_directory_path() / ("wisp_sigint_" + std::to_string(::getpid()) + ".txt");
+  int st = std::system((cmd + err.string()).c_str());
+  std::ifstream f(err);
+  std::string e((std::istreambuf_iterator<char>(f)), {});
+  fs::remove(err);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "\n" << e;
+  EXPECT_TRUE(contains(e, "stopped by Ctrl-C")) << e;
+  EXPECT_TRUE(contains(e, "/reset")) << e;  // the /help after the interrupt was served
+}
+
+}  // namespace
