@@ -2,8 +2,8 @@
 // (already converted to the type's ActFormat), and the table that picks them.
 //
 // The table is the dispatch point for the SIMD kernels of the fast-kernels issue:
-// find_dot_kernel() returns the best implementation for the running CPU. Today every entry is a
-// scalar reference that reproduces, bit for bit, the float order of llama.cpp's x86-64 CPU
+// find_dot_kernel() returns the best implementation for the running CPU (avx512/, avx2/ or the
+// scalar reference). The scalar entries are references that reproduce, bit for bit, the float order of llama.cpp's x86-64 CPU
 // backend (see ggml_order.h for why): an exact integer dot per block, then float accumulation
 // laid out in ggml's SIMD lanes. ggml uses different orders for one token (vec_dot), for batches
 // (tinyBLAS, the tiled K-quant GEMM) and for weights it repacks at load time (rows a multiple of
@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "core/cpu_features.h"
 #include "kernels/act_quant.h"
 
 namespace wisp::kernels {
@@ -55,6 +56,11 @@ struct DotKernel {
 
 // The kernel for weight type `type_id` on this CPU, or nullptr if no matmul exists for the type.
 const DotKernel* find_dot_kernel(std::uint32_t type_id);
+// The kernel for `type_id` built for `isa` (types that ISA lacks keep their scalar entry), or
+// nullptr if the CPU cannot run `isa` or no matmul exists for the type. For tests and benchmarks.
+const DotKernel* find_dot_kernel_for(std::uint32_t type_id, Isa isa);
+// The ISA find_dot_kernel() uses: the best this CPU has, or WISP_ISA's choice (read once).
+Isa dot_kernel_isa();
 // The scalar reference kernel for `type_id` (nullptr if none): what SIMD kernels are tested against.
 const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id);
 

@@ -1,11 +1,14 @@
 // The dot-kernel table: the one place that decides which implementation runs for a weight type.
-// Only scalar kernels exist yet; SIMD tables (avx2/, avx512/, neon/) will be selected here from the
-// CPU features detected at run time, falling back to the scalar entry for types they lack.
+// Each ISA's table starts from the scalar kernels and replaces the functions that ISA implements
+// (isa_dots.h); the ISA is chosen at run time from the CPU's features (core/cpu_features.h), or
+// forced with WISP_ISA=scalar|avx2|avx512.
 #include <array>
+#include <cstddef>
 
 #include "formats/block_types.h"
 #include "kernels/dot.h"
 #include "kernels/dot_wq.h"
+#include "kernels/isa_dots.h"
 
 namespace wisp::kernels {
 
@@ -32,7 +35,53 @@ constexpr std::array kScalarKernels = {
     DotKernel{id(GgmlType::kQ6_K), ActFormat::kQ8_K, scalar::dot_q6_k, scalar::dot_q6_k_tiled, 8},
 };
 
+using Table = std::array<DotKernel, kScalarKernels.size()>;
+
+Table build_table(Isa isa) {
+  Table t;
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = kScalarKernels[i];
+  const IsaDots* dots = nullptr;
+  std::size_t n = 0;
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) dots = avx512_dots(&n);
+  if (isa == Isa::kAvx2) dots = avx2_dots(&n);
+#endif
+  for (std::size_t j = 0; j < n; ++j) {
+    for (DotKernel& k : t) {
+      if (k.weight_type != dots[j].weight_type) continue;
+      k.isa = isa_name(isa);
+      k.dot = dots[j].dot;
+      if (dots[j].dot_batched != nullptr) k.dot_batched = dots[j].dot_batched;
+      if (dots[j].dot_repacked != nullptr) k.dot_repacked = dots[j].dot_repacked;
+      if (dots[j].dot_repacked_x4 != nullptr) k.dot_repacked_x4 = dots[j].dot_repacked_x4;
+    }
+  }
+  return t;
+}
+
+// One table per ISA, built on first use (function-local statics: initialised once, thread-safe,
+// never written afterwards).
+const Table& table_for(Isa isa) {
+  static const Table avx512 = build_table(Isa::kAvx512);
+  static const Table avx2 = build_table(Isa::kAvx2);
+  static const Table scalar = build_table(Isa::kScalar);
+  return isa == Isa::kAvx512 ? avx512 : isa == Isa::kAvx2 ? avx2 : scalar;
+}
+
 }  // namespace
+
+const DotKernel* find_dot_kernel_for(std::uint32_t type_id, Isa isa) {
+  if (!isa_supported(isa, detect_cpu_features())) return nullptr;
+  for (const DotKernel& k : table_for(isa)) {
+    if (k.weight_type == type_id) return &k;
+  }
+  return find_wq_dot_kernel(type_id);
+}
+
+Isa dot_kernel_isa() {
+  static const Isa isa = selected_isa();  // WISP_ISA is read once per process
+  return isa;
+}
 
 const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
   for (const DotKernel& k : kScalarKernels) {
@@ -42,8 +91,7 @@ const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
 }
 
 const DotKernel* find_dot_kernel(std::uint32_t type_id) {
-  // Runtime ISA dispatch goes here (issue: fast SIMD kernels).
-  return find_scalar_dot_kernel(type_id);
+  return find_dot_kernel_for(type_id, dot_kernel_isa());
 }
 
 }  // namespace wisp::kernels

@@ -1,0 +1,9 @@
+// The avx512 dot kernels: the x86 kernel bodies (src/kernels/x86/) compiled with this ISA's flags
+// (set per file in CMakeLists.txt), exported as a table for dot_table.cpp.
+#include "formats/block_types.h"
+#include "kernels/isa_dots.h"
+#include "kernels/x86/kquant_dots.h"
+#include "kernels/x86/legacy_dots.h"
+
+#define WISP_ISA_TABLE avx512_dots
+#include "kernels/x86/dot_table.inc"

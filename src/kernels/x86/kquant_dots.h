@@ -1,0 +1,188 @@
+// SIMD dots of Q4_K and Q6_K against Q8_K activations in the float orders of the scalar references
+// (dot_kquant_x86.cpp): the one-token lanes (8 int32 lanes of 4 consecutive products per 32-value
+// chunk, scaled by the sub-block scale and summed over the super-block), the tiled GEMM (one exact
+// integer per super-block) and, for Q4_K, the repacked GEMV/GEMM. The integer parts are exact in any
+// order; only the float steps are ordered, and they follow the references step by step.
+//
+// Precondition shared with the scalar one-token kernels: the activation's bsums are the sums of its
+// codes, as quantize_act_q8_K writes them.
+#pragma once
+
+#include "formats/block_layouts.h"
+#include "kernels/act_quant.h"
+#include "kernels/x86/simd.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
+// ---- Q4_K -----------------------------------------------------------------------------------
+
+// Sub-block scales and mins (6 bits each, block_layouts.h) as int16, ready for madd.
+struct Q4KScales {
+  short scale[8];
+  __m128i min;  // 8 x int16
+};
+
+inline Q4KScales q4k_scales(const std::uint8_t* s) {
+  Q4KScales r;
+  short mn[8];
+  for (int j = 0; j < 4; ++j) {
+    r.scale[j] = static_cast<short>(s[j] & 0x3f);
+    mn[j] = static_cast<short>(s[j + 4] & 0x3f);
+    r.scale[j + 4] = static_cast<short>((s[j + 8] & 0x0f) | ((s[j] >> 6) << 4));
+    mn[j + 4] = static_cast<short>((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+  }
+  r.min = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mn));
+  return r;
+}
+
+// Lanes of scale[2c] * (sub-block 2c products) + scale[2c+1] * (sub-block 2c+1 products): the 64
+// values of qs[32c .. 32c+32) (low nibbles first, then high nibbles).
+inline __m256i q4k_pair(const std::uint8_t* qs, const std::int8_t* a, short s_lo, short s_hi) {
+  const __m256i q = load32(qs);
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_and_si256(q, m4);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  // Pair sums of 15 * 128 * 2 fit int16; times a 6-bit scale, summed in pairs, fit int32.
+  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), _mm256_set1_epi16(s_lo));
+  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), _mm256_set1_epi16(s_hi));
+  return _mm256_add_epi32(plo, phi);
+}
+
+// min[2i] * asum(2i) + min[2i+1] * asum(2i+1) for i < 4, asum(s) = bsums[2s] + bsums[2s+1].
+inline __m128i q4k_min_products(const BlockQ8_K& y, __m128i min) {
+  const __m128i sums = _mm_hadd_epi16(load16(y.bsums), load16(y.bsums + 8));
+  return _mm_madd_epi16(sums, min);
+}
+
+float dot_q4_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 macc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    const float d = y[b].d * h2f(x[b].d);
+    const float dmin = -y[b].d * h2f(x[b].dmin);
+    macc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc);
+    __m256i isum = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc);
+  }
+  return hsum8(acc) + hsum4(macc);
+}
+
+// Repacked Q4_K: one float update per `step` sub-blocks (8: GEMV, 2: GEMM).
+template <int kStep>
+float q4_k_repacked(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f, macc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    const float kd = h2f(x[b].d), kdmin = h2f(x[b].dmin);
+    const float dd = kd * y[b].d;
+    const float dm = kdmin * y[b].d;
+    const __m128i mins = q4k_min_products(y[b], s.min);
+    if constexpr (kStep == 8) {
+      __m256i isum = _mm256_setzero_si256();
+      for (int c = 0; c < 4; ++c) {
+        isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+      }
+      acc = __builtin_fmaf(static_cast<float>(hsum_i32(isum)), dd, acc);
+      macc = __builtin_fmaf(static_cast<float>(hsum_i32(mins)), dm, macc);
+    } else {
+      alignas(16) int m[4];
+      _mm_store_si128(reinterpret_cast<__m128i*>(m), mins);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i p = q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]);
+        acc = __builtin_fmaf(static_cast<float>(hsum_i32(p)), dd, acc);
+        macc = __builtin_fmaf(static_cast<float>(m[c]), dm, macc);
+      }
+    }
+  }
+  return acc - macc;
+}
+
+float dot_q4_k_repacked(const void* w, const void* a, std::int64_t n) { return q4_k_repacked<8>(w, a, n); }
+float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n) { return q4_k_repacked<2>(w, a, n); }
+
+// The tiled GEMM's per-super-block float steps (dot_kquant_x86.cpp: tiled()).
+inline float tiled_step(float acc, int s1, int s2, float d, float dmin, float yd) {
+  float r = static_cast<float>(s1) * d;
+  if (dmin != 0.0f || s2 != 0) r = __builtin_fmaf(-dmin, static_cast<float>(s2), r);
+  return acc + r * yd;
+}
+
+float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    __m256i isum = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+    }
+    acc = tiled_step(acc, hsum_i32(isum), hsum_i32(q4k_min_products(y[b], s.min)), h2f(x[b].d), h2f(x[b].dmin), y[b].d);
+  }
+  return acc;
+}
+
+// ---- Q6_K -----------------------------------------------------------------------------------
+
+// Lanes of sum over the 8 chunks of 32 values of scale(sub) * (q + 32) * a, minus
+// 32 * (bsums[2l] * scale[2l] + bsums[2l+1] * scale[2l+1]) in lane l: the reference's lanes.
+inline __m256i q6k_lanes(const BlockQ6_K& x, const BlockQ8_K& y) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m2 = _mm256_set1_epi8(0x30);
+  __m256i isum = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qa = load32(x.ql + 64 * h);
+    const __m256i qb = load32(x.ql + 64 * h + 32);
+    const __m256i hv = load32(x.qh + 32 * h);
+    // Unsigned 6-bit codes of the four chunks of this half; shifts of 16-bit words spill bits into
+    // the neighbouring byte only where the masks clear them.
+    const __m256i codes[4] = {
+        _mm256_or_si256(_mm256_and_si256(qa, m4), _mm256_and_si256(_mm256_slli_epi16(hv, 4), m2)),
+        _mm256_or_si256(_mm256_and_si256(qb, m4), _mm256_and_si256(_mm256_slli_epi16(hv, 2), m2)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qa, 4), m4), _mm256_and_si256(hv, m2)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hv, 2), m2)),
+    };
+    for (int k = 0; k < 4; ++k) {
+      const int chunk = 4 * h + k;
+      // Lanes 0-3 lie in sub-block 2*chunk, lanes 4-7 in 2*chunk + 1.
+      const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(x.scales[2 * chunk + 1]), _mm_set1_epi16(x.scales[2 * chunk]));
+      const __m256i p = _mm256_maddubs_epi16(codes[k], load32(y.qs + 128 * h + 32 * k));
+      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scale));
+    }
+  }
+  const __m256i offset = _mm256_madd_epi16(load32(y.bsums), _mm256_cvtepi8_epi16(load16(x.scales)));
+  return _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));
+}
+
+float dot_q6_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ6_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const float d = y[b].d * h2f(x[b].d);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_lanes(x[b], y[b])), acc);
+  }
+  return hsum8(acc);
+}
+
+float dot_q6_k_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ6_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    acc = tiled_step(acc, hsum_i32(q6k_lanes(x[b], y[b])), 0, h2f(x[b].d), 0.0f, y[b].d);
+  }
+  return acc;
+}
+
+}  // namespace
+}  // namespace wisp::kernels::x86
