@@ -6,6 +6,7 @@
 
 #include "kv/kv_sequence.h"
 #include "model/cpu_backend.h"
+#include "model/kv_layout_for.h"
 #include "model/model_state.h"
 #include "model/transformer.h"
 #include "wisp/error.h"
@@ -41,17 +42,6 @@ struct SessionState {
 
 namespace {
 
-KvLayout layout_for(const Model& m, std::uint32_t block_size, KvType type) {
-  const auto& hp = m.state().hp;
-  KvLayout l;
-  l.n_layers = static_cast<std::uint32_t>(hp.n_layer);
-  l.n_kv_heads = static_cast<std::uint32_t>(hp.n_head_kv);
-  l.head_dim = static_cast<std::uint32_t>(hp.head_dim);
-  l.block_size = block_size;
-  l.type = type;
-  return l;
-}
-
 std::size_t default_ctx(const Model& m, std::size_t requested) {
   if (requested > 0) return requested;
   const std::int64_t train = m.info().n_ctx_train;
@@ -65,7 +55,7 @@ std::shared_ptr<detail::CacheState> make_cache(std::shared_ptr<const Model> mode
   if (block_size == 0) throw Error("KV cache: block size must be at least 1 token");
   const std::size_t n_blocks = (n_tokens + block_size - 1) / block_size;
   if (n_blocks > 0xffffffffu) throw Error("KV cache: " + std::to_string(n_tokens) + " tokens is too many");
-  const KvLayout layout = layout_for(*model, block_size, kv_type_from_name(kv_type));
+  const KvLayout layout = model::kv_layout_for(*model, block_size, kv_type_from_name(kv_type));
   return std::make_shared<detail::CacheState>(
       detail::CacheState{std::move(model), KvPool(layout, static_cast<std::uint32_t>(n_blocks))});
 }
