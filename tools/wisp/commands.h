@@ -10,5 +10,6 @@ int cmd_quantize(int argc, char** argv);
 int cmd_ppl(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 }  // namespace wisp::cli

@@ -1,0 +1,422 @@
+// `wisp bench -m FILE...`: prefill (ppP) and decode (tgN) throughput per model file, as a table,
+// JSON, CSV or an SVG chart of tokens/s against bits per weight; `--bandwidth` measures the
+// machine's read bandwidth so decode can be stated as a fraction of it.
+//
+// Method (as llama-bench): ppP evaluates P tokens as one batch from an empty context; tgN evaluates
+// N tokens one at a time from an empty context. Each test runs once to warm up, then -r times;
+// tok/s is the mean over the runs with its standard deviation. Decode reads every weight byte once
+// per token (both real models tie the output to the embedding, so all of it), hence effective
+// GB/s = tok/s x tensor bytes. Units: MiB = 1024^2 bytes, GB/s = 10^9 bytes per second.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "core/cpu_features.h"
+#include "formats/gguf_file.h"
+#include "kernels/dot.h"
+#include "wisp/error.h"
+#include "wisp/model.h"
+#include "wisp/session.h"
+
+namespace wisp::cli {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+using Clock = std::chrono::steady_clock;
+
+ArgParser make_parser() {
+  ArgParser p("bench",
+              "Measures prefill (pp) and decode (tg) tokens/s for each model file: size, bits per\n"
+              "weight, tok/s +- stddev, effective GB/s and, with --bandwidth, the share of the\n"
+              "machine's measured read bandwidth that decode reaches.");
+  p.positionals("FILE...", 0, 64);
+  p.option("model").short_name('m').value_name("FILE[,FILE...]").help("model files (comma-separated; or positional)");
+  p.option("n-prompt", ArgKind::kInt).short_name('p').default_value("512").help("prompt tokens of the prefill test (0: skip)");
+  p.option("n-gen", ArgKind::kInt).short_name('n').default_value("128").help("generated tokens of the decode test (0: skip)");
+  p.option("repetitions", ArgKind::kInt).short_name('r').default_value("5").help("timed runs per test (after one warm-up)");
+  p.option("threads", ArgKind::kInt).short_name('t').help("threads (default: physical cores)");
+  p.flag("bandwidth").help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
+  p.flag("json").help("print JSON (for scripts)");
+  p.flag("csv").help("print CSV");
+  p.option("svg").value_name("FILE").help("write a chart of tok/s against bits per weight");
+  p.epilog("WISP_ISA=scalar|avx2|avx512 forces a kernel path. MiB = 1024^2 bytes; GB/s = 1e9 bytes/s.");
+  return p;
+}
+
+// Physical cores: distinct (package, core) pairs in sysfs; hardware threads if unreadable.
+int physical_cores() {
+  std::set<std::pair<int, int>> cores;
+  for (unsigned cpu = 0; cpu < 4096; ++cpu) {
+    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    std::ifstream pk(base + "physical_package_id"), co(base + "core_id");
+    int p = 0, c = 0;
+    if (!(pk >> p) || !(co >> c)) break;
+    cores.insert({p, c});
+  }
+  if (!cores.empty()) return static_cast<int>(cores.size());
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+// Best of several multi-threaded streaming reads over 1 GiB (far beyond the caches), in GB/s.
+double measure_read_bandwidth(int threads) {
+  const std::size_t n = (std::size_t{1} << 30) / sizeof(std::uint64_t);
+  std::unique_ptr<std::uint64_t[]> buf(new std::uint64_t[n]);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::size_t i = 0; i < n; ++i) buf[i] = i;  // touch every page (and on each thread's node)
+  double best = 0.0;
+  for (int run = 0; run < 5; ++run) {
+    std::uint64_t total = 0;
+    const auto t0 = Clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(^ : total)
+    for (std::size_t i = 0; i < n; ++i) total ^= buf[i];
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (total == 42) std::fprintf(stderr, " ");  // keeps the read from being optimized away
+    best = std::max(best, static_cast<double>(n * sizeof(std::uint64_t)) / s / 1e9);
+  }
+  return best;
+}
+
+std::string ftype_name(std::uint64_t ft) {
+  static const std::map<std::uint64_t, const char*> names = {
+      {0, "F32"},     {1, "F16"},     {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},    {8, "Q5_0"},
+      {9, "Q5_1"},    {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"},
+      {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"}, {18, "Q6_K"},   {32, "BF16"}};
+  const auto it = names.find(ft);
+  return it == names.end() ? "ftype " + std::to_string(ft) : it->second;
+}
+
+struct FileFacts {
+  std::string name;  // file name without directories
+  std::string type;
+  std::uint64_t bytes = 0;  // tensor bytes
+  std::uint64_t params = 0;
+  double bpw() const { return params ? 8.0 * static_cast<double>(bytes) / static_cast<double>(params) : 0.0; }
+};
+
+FileFacts file_facts(const std::string& path) {
+  const GgufFile f = GgufFile::open(path);
+  FileFacts r;
+  r.name = path.substr(path.find_last_of('/') + 1);
+  std::map<std::string, std::uint64_t> by_type;
+  for (const GgufTensor& t : f.tensors()) {
+    r.bytes += t.n_bytes;
+    r.params += static_cast<std::uint64_t>(t.n_elements());
+    by_type[std::string(t.type->name)] += t.n_bytes;
+  }
+  if (auto ft = f.get_u64_opt("general.file_type")) {
+    r.type = ftype_name(*ft);
+  } else {
+    r.type = std::max_element(by_type.begin(), by_type.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  }
+  return r;
+}
+
+struct Result {
+  FileFacts file;
+  std::string test;  // "pp512", "tg128"
+  int n_tokens = 0;
+  std::vector<double> tok_s;
+  double mean = 0.0, stddev = 0.0;
+  double gb_s = 0.0;  // effective: tok/s x bytes (decode only)
+  double load_ms = 0.0;
+  double peak_rss_mib = 0.0;
+};
+
+void finish(Result& r) {
+  double s = 0.0;
+  for (double v : r.tok_s) s += v;
+  r.mean = s / static_cast<double>(r.tok_s.size());
+  double q = 0.0;
+  for (double v : r.tok_s) q += (v - r.mean) * (v - r.mean);
+  r.stddev = r.tok_s.size() > 1 ? std::sqrt(q / static_cast<double>(r.tok_s.size() - 1)) : 0.0;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0 / kMiB;  // ru_maxrss is in KiB on Linux
+}
+
+std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t n_vocab) {
+  std::vector<std::int32_t> t(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7919 + 13) % n_vocab);
+  return t;
+}
+
+std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps, int threads) {
+  const FileFacts facts = file_facts(path);
+  const auto t0 = Clock::now();
+  std::shared_ptr<const Model> model = Model::load(path);
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  Session s(model, {.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads});
+  const std::int64_t n_vocab = model->info().n_vocab;
+  std::vector<Result> out;
+  auto timed = [&](auto&& body) {
+    const auto a = Clock::now();
+    body();
+    return std::chrono::duration<double>(Clock::now() - a).count();
+  };
+  if (n_prompt > 0) {
+    Result r{facts, "pp" + std::to_string(n_prompt), static_cast<int>(n_prompt)};
+    const std::vector<std::int32_t> toks = bench_tokens(n_prompt, n_vocab);
+    for (int rep = -1; rep < reps; ++rep) {
+      s.truncate(0);
+      const double sec = timed([&] { s.eval(toks); });
+      if (rep >= 0) r.tok_s.push_back(static_cast<double>(n_prompt) / sec);
+    }
+    finish(r);
+    out.push_back(r);
+  }
+  if (n_gen > 0) {
+    Result r{facts, "tg" + std::to_string(n_gen), static_cast<int>(n_gen)};
+    const std::vector<std::int32_t> toks = bench_tokens(n_gen, n_vocab);
+    for (int rep = -1; rep < reps; ++rep) {
+      s.truncate(0);
+      const double sec = timed([&] {
+        for (std::int32_t t : toks) s.eval(std::span<const std::int32_t>(&t, 1));
+      });
+      if (rep >= 0) r.tok_s.push_back(static_cast<double>(n_gen) / sec);
+    }
+    finish(r);
+    r.gb_s = r.mean * static_cast<double>(facts.bytes) / 1e9;
+    out.push_back(r);
+  }
+  for (Result& r : out) {
+    r.load_ms = load_ms;
+    r.peak_rss_mib = peak_rss_mib();
+  }
+  return out;
+}
+
+std::string pct(double gb_s, double bw) {
+  if (bw <= 0.0 || gb_s <= 0.0) return "";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", 100.0 * gb_s / bw);
+  return b;
+}
+
+void print_table(const std::vector<Result>& rs, double bw) {
+  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %8s |\n", "model", "type", "size MiB", "bpw", "test",
+              "tok/s", "GB/s", "% bw", "RSS MiB");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(7, '-').c_str(), std::string(8, '-').c_str(),
+              std::string(18, '-').c_str(), std::string(9, '-').c_str(), std::string(8, '-').c_str(),
+              std::string(10, '-').c_str());
+  for (const Result& r : rs) {
+    char tps[48], gbs[16] = "";
+    std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean, r.stddev);
+    if (r.gb_s > 0.0) std::snprintf(gbs, sizeof gbs, "%.2f", r.gb_s);
+    std::printf("| %-34s | %-7s | %8.1f | %5.2f | %-6s | %16s | %7s | %6s | %8.0f |\n", r.file.name.c_str(),
+                r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), tps, gbs,
+                pct(r.gb_s, bw).c_str(), r.peak_rss_mib);
+  }
+}
+
+void print_csv(const std::vector<Result>& rs, double bw) {
+  std::printf("model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib\n");
+  for (const Result& r : rs) {
+    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f\n", r.file.name.c_str(), r.file.type.c_str(),
+                static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean, r.stddev, r.gb_s,
+                bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib);
+  }
+}
+
+nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
+  nlohmann::json j;
+  j["cpu"] = cpu_model();
+  j["threads"] = threads;
+  j["isa"] = isa_name(kernels::dot_kernel_isa());
+  if (bw > 0) j["read_bandwidth_gb_s"] = bw;
+  j["results"] = nlohmann::json::array();
+  for (const Result& r : rs) {
+    nlohmann::json e = {{"model", r.file.name},       {"type", r.file.type},   {"size_mib", r.file.bytes / kMiB},
+                        {"bytes", r.file.bytes},       {"params", r.file.params}, {"bpw", r.file.bpw()},
+                        {"test", r.test},              {"n_tokens", r.n_tokens}, {"tok_s", r.mean},
+                        {"stddev", r.stddev},          {"samples", r.tok_s},    {"load_ms", r.load_ms},
+                        {"peak_rss_mib", r.peak_rss_mib}};
+    if (r.gb_s > 0) e["gb_s"] = r.gb_s;
+    if (bw > 0 && r.gb_s > 0) e["pct_bandwidth"] = 100.0 * r.gb_s / bw;
+    j["results"].push_back(e);
+  }
+  return j;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else o += c;
+  }
+  return o;
+}
+
+// Two panels side by side (prefill, decode): tok/s (with a +-stddev bar) against bits per weight,
+// one labelled point per file, a "nice" linear axis from zero.
+void write_svg(const std::string& path, const std::vector<Result>& rs, const std::string& title) {
+  const double W = 1000, H = 520, pw = 420, ph = 360, top = 80, left0 = 80, gap = 80;
+  std::string svg;
+  auto add = [&](const std::string& s) { svg += s + "\n"; };
+  char b[512];
+  std::snprintf(b, sizeof b, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif'>", W, H);
+  add(b);
+  add("<rect width='100%' height='100%' fill='white'/>");
+  std::snprintf(b, sizeof b, "<text x='%.0f' y='32' font-size='20' text-anchor='middle'>%s</text>", W / 2, xml_escape(title).c_str());
+  add(b);
+  const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  int panel = 0;
+  for (const char* kind : {"pp", "tg"}) {
+    std::vector<const Result*> pts;
+    for (const Result& r : rs)
+      if (r.test.rfind(kind, 0) == 0) pts.push_back(&r);
+    if (pts.empty()) continue;
+    const double x0 = left0 + panel * (pw + gap), y0 = top;
+    double xmax = 0, ymax = 0;
+    for (const Result* r : pts) {
+      xmax = std::max(xmax, r->file.bpw());
+      ymax = std::max(ymax, r->mean + r->stddev);
+    }
+    auto nice = [](double v) {
+      const double e = std::pow(10.0, std::floor(std::log10(std::max(v, 1e-9))));
+      for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (m * e >= v) return m * e;
+      return 10 * e;
+    };
+    xmax = std::max(4.0, std::ceil(xmax + 1.0));
+    ymax = nice(ymax * 1.1);
+    auto X = [&](double v) { return x0 + pw * v / xmax; };
+    auto Y = [&](double v) { return y0 + ph - ph * v / ymax; };
+    std::snprintf(b, sizeof b, "<text x='%.0f' y='%.0f' font-size='16' text-anchor='middle'>%s (%s)</text>", x0 + pw / 2, y0 - 12,
+                  std::string(kind) == "pp" ? "prefill" : "decode", pts[0]->test.c_str());
+    add(b);
+    for (int i = 0; i <= 5; ++i) {
+      const double yv = ymax * i / 5, xv = xmax * i / 5;
+      std::snprintf(b, sizeof b,
+                    "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/><text x='%.1f' y='%.1f' font-size='12' "
+                    "text-anchor='end'>%g</text>",
+                    x0, Y(yv), x0 + pw, Y(yv), x0 - 6, Y(yv) + 4, yv);
+      add(b);
+      std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='12' text-anchor='middle'>%g</text>", X(xv), y0 + ph + 18, xv);
+      add(b);
+    }
+    std::snprintf(b, sizeof b, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='black'/>", x0, y0, pw, ph);
+    add(b);
+    std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle'>bits per weight</text>", x0 + pw / 2,
+                  y0 + ph + 40);
+    add(b);
+    std::snprintf(b, sizeof b,
+                  "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle' transform='rotate(-90 %.1f %.1f)'>tokens/s</text>",
+                  x0 - 50, y0 + ph / 2, x0 - 50, y0 + ph / 2);
+    add(b);
+    int i = 0;
+    for (const Result* r : pts) {
+      const char* col = palette[i++ % 8];
+      const double cx = X(r->file.bpw()), cy = Y(r->mean);
+      std::snprintf(b, sizeof b,
+                    "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s'/><circle cx='%.1f' cy='%.1f' r='5' fill='%s'/>"
+                    "<text x='%.1f' y='%.1f' font-size='11' fill='%s'>%s</text>",
+                    cx, Y(r->mean - r->stddev), cx, Y(r->mean + r->stddev), col, cx, cy, col, cx + 7, cy - 6, col,
+                    xml_escape(r->file.type).c_str());
+      add(b);
+    }
+    ++panel;
+  }
+  // Legend: one line per file.
+  const double ly = H - 10;
+  std::string legend;
+  for (const Result& r : rs) {
+    if (legend.find(r.file.name) != std::string::npos) continue;
+    legend += r.file.name + " (" + r.file.type + ")  ";
+  }
+  std::snprintf(b, sizeof b, "<text x='%.0f' y='%.0f' font-size='11' text-anchor='middle'>%s</text>", W / 2, ly,
+                xml_escape(legend.size() > 170 ? legend.substr(0, 167) + "..." : legend).c_str());
+  add(b);
+  add("</svg>");
+  std::ofstream f(path);
+  if (!f) throw Error("bench: cannot write " + path);
+  f << svg;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  const ArgParser parser = make_parser();
+  const Args args = parser.parse(argc, argv);
+  if (args.help_requested()) {
+    std::fputs(parser.help().c_str(), stdout);
+    return 0;
+  }
+  std::vector<std::string> files = args.positionals();
+  if (auto m = args.value("model")) {
+    std::size_t start = 0;
+    while (start <= m->size()) {
+      const std::size_t comma = m->find(',', start);
+      const std::string f = m->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!f.empty()) files.push_back(f);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  const bool want_bw = args.flag("bandwidth");
+  if (files.empty() && !want_bw) throw UsageError("bench: give at least one model file (-m FILE or FILE...)");
+  const std::int64_t n_prompt = args.int64("n-prompt"), n_gen = args.int64("n-gen");
+  const int reps = static_cast<int>(args.int64("repetitions"));
+  if (n_prompt < 0 || n_gen < 0 || reps < 1) throw UsageError("bench: -p and -n must be >= 0 and -r >= 1");
+  const int threads = args.has("threads") ? static_cast<int>(args.int64("threads")) : physical_cores();
+  if (threads < 1) throw UsageError("bench: --threads must be >= 1");
+
+  std::vector<Result> results;
+  for (const std::string& f : files) {
+    std::vector<Result> r = bench_file(f, n_prompt, n_gen, reps, threads);
+    results.insert(results.end(), r.begin(), r.end());
+  }
+  // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
+  // each row reports the largest resident size so far).
+  const double bw = want_bw ? measure_read_bandwidth(threads) : 0.0;
+  if (args.flag("json")) {
+    std::printf("%s\n", to_json(results, bw, threads).dump(2).c_str());
+  } else if (args.flag("csv")) {
+    print_csv(results, bw);
+  } else {
+    std::printf("wisp bench: %s, %d threads, kernels %s", cpu_model().c_str(), threads, isa_name(kernels::dot_kernel_isa()));
+    if (want_bw) std::printf(", measured read bandwidth %.2f GB/s", bw);
+    std::printf("\n\n");
+    if (!results.empty()) print_table(results, bw);
+  }
+  if (auto svg = args.value("svg")) {
+    char title[160];
+    std::snprintf(title, sizeof title, "wisp: tokens/s vs bits per weight (%d threads, %s)", threads, isa_name(kernels::dot_kernel_isa()));
+    write_svg(*svg, results, title);
+  }
+  return 0;
+}
+
+}  // namespace wisp::cli
