@@ -74,6 +74,8 @@ ModelShape model_shape_from_gguf(const GgufFile& f) {
   m.params = params;
   m.file_weight_bytes = bytes;
   m.context_length = uniform_count(f, arch + ".context_length");
+  m.sliding_window = uniform_count(f, arch + ".attention.sliding_window");
+  if (m.sliding_window && *m.sliding_window == 0) m.sliding_window.reset();
   return m;
 }
 

@@ -20,6 +20,10 @@ struct ModelShape {
   bool kv_width_from_d_model = false;
   std::optional<std::uint64_t> file_weight_bytes;  // sum of the file's tensor bytes
   std::optional<std::uint64_t> context_length;     // the model's trained context, when stored
+  // Sliding-window attention (gemma3): the window in tokens, when the file stores one. wisp's KV
+  // pool still caches every layer at full length (one block table for all layers), so the KV
+  // bytes do not depend on it; reports say so.
+  std::optional<std::uint64_t> sliding_window;
 };
 
 }  // namespace wisp::plan

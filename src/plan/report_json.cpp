@@ -64,6 +64,10 @@ std::string render_json(const PlanReport& r) {
   }
   if (in.model.file_weight_bytes) model["file_weight_bytes"] = *in.model.file_weight_bytes;
   if (in.model.context_length) model["context_length"] = *in.model.context_length;
+  if (in.model.sliding_window) {
+    model["sliding_window"] = *in.model.sliding_window;
+    model["sliding_window_layers_cached"] = "full length";  // as the runtime's pool allocates them
+  }
   j["model"] = model;
 
   j["kv"] = Json{{"type", std::string(in.kv_type.name)},

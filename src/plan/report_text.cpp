@@ -65,6 +65,10 @@ std::string render_text(const PlanReport& r) {
           static_cast<unsigned long long>(in.model.kv.head_dim),
           static_cast<unsigned long long>(in.model.kv.kv_width()));
   }
+  if (in.model.sliding_window) {
+    L.add("  sliding window  %llu tokens on some layers; the KV cache keeps every layer at full length",
+          static_cast<unsigned long long>(*in.model.sliding_window));
+  }
   L.add("  weights         %s: %s", exact(r.weight_bytes).c_str(), r.weight_description.c_str());
   L.blank();
 

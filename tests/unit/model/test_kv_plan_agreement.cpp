@@ -20,14 +20,14 @@
 namespace wisp {
 namespace {
 
-struct Run {
+struct Exec {
   int status = -1;
   std::string out;
 };
 
-Run run_wisp(const std::string& args) {
+Exec run_wisp(const std::string& args) {
   const std::string cmd = std::string(WISP_BINARY) + " " + args + " 2>/dev/null";
-  Run r;
+  Exec r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   char buf[4096];
@@ -39,7 +39,7 @@ Run run_wisp(const std::string& args) {
 }
 
 std::uint64_t planned_bytes(const std::string& path, const std::string& type, std::size_t s) {
-  const Run r = run_wisp("plan -m " + path + " --kv-type " + type + " --ctx " + std::to_string(s) + " --json");
+  const Exec r = run_wisp("plan -m " + path + " --kv-type " + type + " --ctx " + std::to_string(s) + " --json");
   EXPECT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kv"]["type"], type);
@@ -88,6 +88,13 @@ TEST_P(PlanAgreement, SlidingWindowLayersAreCachedAtFullLength) {
   const KvLayout layout = model::kv_layout_for(*model_, 16, KvType::kF16);
   EXPECT_EQ(layout.n_layers, static_cast<std::uint32_t>(hp.n_layer));
   EXPECT_EQ(layout.bytes_per_token(), 2u * hp.n_layer * hp.n_head_kv * hp.head_dim * 2);
+  // And the plan says so for a windowed model.
+  if (hp.n_swa > 0) {
+    const Exec r = run_wisp("plan -m " + path_ + " --json");
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["model"]["sliding_window"].get<std::int64_t>(), hp.n_swa);
+    EXPECT_EQ(j["model"]["sliding_window_layers_cached"], "full length");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(RealModels, PlanAgreement,
