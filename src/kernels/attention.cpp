@@ -1,5 +1,7 @@
 #include "kernels/attention.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -134,9 +136,11 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   }
 }
 
-template <class Kv, class Rows>
+// for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.
+template <class Kv, class Rows, class ForRanges>
 void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const Kv& kv,
-                    const Rows& rows, const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
+                    const Rows& rows, const AttentionParams& p, float* out, std::int64_t out_stride,
+                    ForRanges&& for_ranges) {
   if (p.n_kv_heads <= 0 || p.n_heads % p.n_kv_heads != 0) {
     throw Error("attention: " + std::to_string(p.n_heads) + " query heads do not divide into " +
                 std::to_string(p.n_kv_heads) + " kv heads");
@@ -151,38 +155,60 @@ void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, s
   const int group = p.n_heads / p.n_kv_heads;
   const std::int64_t d = kv.head_dim;
   const std::int64_t n_items = n_tok * p.n_heads;
-  const int threads = std::max(1, n_threads);
   // ggml multiplies a batch of 2+ tokens with tinyBLAS and a single token with vec_dot: different
   // float orders, reproduced as such (see ggml_order.h).
   const bool batched = n_tok >= 2;
   const std::size_t cap = static_cast<std::size_t>((last + 1 + 63) / 64 * 64);
 
-#pragma omp parallel num_threads(threads) if (threads > 1 && n_items > 1)
-  {
+  for_ranges(n_items, [&](std::int64_t begin, std::int64_t end) {
     Scratch s{std::vector<float>(static_cast<std::size_t>(d)), std::vector<float>(cap), std::vector<float>(cap),
               std::vector<float>(static_cast<std::size_t>(64 * d)), std::vector<float>(static_cast<std::size_t>(d))};
-#pragma omp for schedule(static)
-    for (std::int64_t item = 0; item < n_items; ++item) {
+    for (std::int64_t item = begin; item < end; ++item) {
       const std::int64_t t = item / p.n_heads;
       const int h = static_cast<int>(item % p.n_heads);
       const std::int64_t pos = pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
       attend_head(q + t * q_stride + h * d, lo, pos, h / group, rows, d, p, batched, out + t * out_stride + h * d, s);
     }
-  }
+  });
+}
+
+// OpenMP: one contiguous range of items per thread (as schedule(static)).
+auto omp_ranges(int n_threads) {
+  return [threads = std::max(1, n_threads)](std::int64_t n, auto&& body) {
+#pragma omp parallel num_threads(threads) if (threads > 1 && n > 1)
+    {
+      const std::int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+      body(n * id / nt, n * (id + 1) / nt);
+    }
+  };
+}
+
+auto pool_ranges(ThreadPool& pool) {
+  return [&pool](std::int64_t n, auto&& body) { pool.parallel_for(n, body); };
 }
 
 }  // namespace
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
-  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, n_threads);
+  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, omp_ranges(n_threads));
 }
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
   if (kv.decode == nullptr) throw Error("attention: coded KV rows given without a decoder");
-  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, n_threads);
+  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, omp_ranges(n_threads));
+}
+
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
+  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, pool_ranges(pool));
+}
+
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
+  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, pool_ranges(pool));
 }
 
 }  // namespace wisp::kernels

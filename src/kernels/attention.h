@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <span>
 
+#include "core/thread_pool.h"
+
 namespace wisp::kernels {
 
 struct PagedKv {
@@ -59,5 +61,10 @@ void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::i
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
+// The same on a persistent pool (core/thread_pool.h).
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool);
+void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
+               const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool);
 
 }  // namespace wisp::kernels

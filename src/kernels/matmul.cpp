@@ -20,10 +20,12 @@ std::string type_name(std::uint32_t type_id) {
 // dozen threads on the narrowest matrices (a few hundred rows).
 constexpr std::int64_t kRowChunk = 16;
 
-}  // namespace
-
-void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
+// The matmul over a parallel-for: for_each(n, enabled, body) runs body(i) for i < n, split across
+// threads when `enabled` (OpenMP or the ThreadPool; each i on one thread, so results never depend
+// on the split).
+template <class ForEach>
+void matmul_impl(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+                 std::int64_t y_stride, MatmulScratch& scratch, ForEach&& for_each) {
   const DotKernel* k = find_dot_kernel(w.type_id);
   if (k == nullptr) throw Error("matmul: no kernel for weight type " + type_name(w.type_id));
   const std::int64_t block = act_block_elems(k->act);
@@ -35,21 +37,18 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
 
   const std::size_t act_bytes = act_row_bytes(k->act, w.n_cols);
   std::uint8_t* act = scratch.reserve(act_bytes * static_cast<std::size_t>(n_tok));
-  const int threads = std::max(1, n_threads);
   const std::int64_t n_rows = w.n_rows;
 
-#pragma omp parallel for num_threads(threads) schedule(static) if (n_tok > 1 && threads > 1)
-  for (std::int64_t t = 0; t < n_tok; ++t) {
+  for_each(n_tok, n_tok > 1, [&](std::int64_t t) {
     convert_act_row(k->act_for(n_rows, n_tok, t), x + t * x_stride, act + static_cast<std::size_t>(t) * act_bytes,
                     w.n_cols);
-  }
+  });
 
   const std::int64_t n_chunks = (w.n_rows + kRowChunk - 1) / kRowChunk;
   // ggml's choice of kernel can depend on the token's place in the batch (repacked GEMM/GEMV).
   std::vector<DotFn> dots(static_cast<std::size_t>(n_tok));
   for (std::int64_t t = 0; t < n_tok; ++t) dots[static_cast<std::size_t>(t)] = k->select(n_rows, n_tok, t);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (std::int64_t c = 0; c < n_chunks; ++c) {
+  for_each(n_chunks, true, [&](std::int64_t c) {
     const std::int64_t r0 = c * kRowChunk;
     const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
     // Token-inner: one chunk of weight rows stays in cache while every token passes over it.
@@ -59,7 +58,31 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
         y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](wr, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
       }
     }
-  }
+  });
+}
+
+}  // namespace
+
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
+  const int threads = std::max(1, n_threads);
+  matmul_impl(w, x, x_stride, n_tok, y, y_stride, scratch, [threads](std::int64_t n, bool enabled, auto&& body) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (enabled && threads > 1)
+    for (std::int64_t i = 0; i < n; ++i) body(i);
+  });
+}
+
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool) {
+  matmul_impl(w, x, x_stride, n_tok, y, y_stride, scratch, [&pool](std::int64_t n, bool enabled, auto&& body) {
+    if (!enabled) {
+      for (std::int64_t i = 0; i < n; ++i) body(i);
+      return;
+    }
+    pool.parallel_for(n, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) body(i);
+    });
+  });
 }
 
 void dequantize_row(const MatrixView& w, std::int64_t r, float* out) {

@@ -5,7 +5,7 @@
 // every (row, token) output is one DotKernel call straight on the stored blocks: no weight is ever
 // expanded to f32. Which dot function (float order) runs follows ggml: it can depend on the batch
 // size, the matrix's row count and the token's place in the batch (DotKernel::select). Rows are
-// split across threads (OpenMP); each output is computed by exactly one thread in a fixed order,
+// split across threads (OpenMP, or a ThreadPool); each output is computed by exactly one thread in a fixed order,
 // so results do not depend on the thread count.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kernels/dot.h"
 
 namespace wisp::kernels {
@@ -46,6 +47,10 @@ class MatmulScratch {
 // activation block size. n_threads <= 1 runs on the calling thread.
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
             std::int64_t y_stride, MatmulScratch& scratch, int n_threads);
+
+// The same on a persistent pool (what the model uses: see core/thread_pool.h for why).
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool);
 
 // Dequantizes row r of w into out[0 .. n_cols) (embedding lookup) with the block type's
 // reference dequantizer.

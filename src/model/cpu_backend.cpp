@@ -20,7 +20,7 @@ void free_floats(float* p) { delete[] p; }
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : threads_(n_threads > 0 ? n_threads : default_threads()) {}
+  explicit CpuBackend(int n_threads) : threads_(n_threads > 0 ? n_threads : default_threads()), pool_(threads_) {}
 
   ActBuffer alloc(std::int64_t rows, std::int64_t cols) override {
     return ActBuffer(new float[static_cast<std::size_t>(rows * cols)](), free_floats, rows, cols);
@@ -37,16 +37,17 @@ class CpuBackend final : public Backend {
   }
 
   void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
-    kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, threads_);
+    kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, pool_);
     if (bias != nullptr) {
       for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
     }
   }
 
   void rmsnorm(Act x, const float* w, float eps, Act y) override {
-    const int threads = threads_;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && x.rows > 16)
-    for (std::int64_t r = 0; r < x.rows; ++r) kernels::rmsnorm(x.row(r), w, y.row(r), x.cols, eps);
+    pool_.parallel_for(x.rows > 16 ? x.rows : 1, [&](std::int64_t b, std::int64_t e) {
+      if (x.rows <= 16) e = x.rows;  // a few rows: not worth waking the pool
+      for (std::int64_t r = b; r < e; ++r) kernels::rmsnorm(x.row(r), w, y.row(r), x.cols, eps);
+    });
   }
 
   void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) override {
@@ -66,15 +67,15 @@ class CpuBackend final : public Backend {
   }
 
   void glu(FfnAct act, Act gate, Act up, Act out) override {
-    const int threads = threads_;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && gate.rows > 1)
-    for (std::int64_t r = 0; r < gate.rows; ++r) {
+    pool_.parallel_for(gate.rows, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
       if (act == FfnAct::kSilu) {
         kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
       } else {
         kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
       }
     }
+    });
   }
 
   void softcap(Act x, float cap) override {
@@ -123,7 +124,7 @@ class CpuBackend final : public Backend {
       kv.row_bytes = static_cast<std::int64_t>(lay.row_bytes());
       kv.head_stride = static_cast<std::int64_t>(lay.plane_bytes());
       kv.decode = kv_row_decoder(lay.type);
-      kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, threads_);
+      kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, pool_);
       return;
     }
     kblocks_.resize(table.size());
@@ -138,13 +139,14 @@ class CpuBackend final : public Backend {
     kv.block_size = lay.block_size;
     kv.head_dim = lay.head_dim;
     kv.head_stride = static_cast<std::int64_t>(lay.block_size) * lay.head_dim;
-    kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, threads_);
+    kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, pool_);
   }
 
  private:
   static int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
   int threads_;
+  ThreadPool pool_;  // persistent workers for every parallel op (core/thread_pool.h)
   kernels::MatmulScratch scratch_;
   std::vector<float> kbuf_, vbuf_;
   std::vector<const float*> kblocks_, vblocks_;

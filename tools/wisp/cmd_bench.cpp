@@ -282,7 +282,7 @@ std::string xml_escape(const std::string& s) {
 // Two panels side by side (prefill, decode): tok/s (with a +-stddev bar) against bits per weight,
 // one labelled point per file, a "nice" linear axis from zero.
 void write_svg(const std::string& path, const std::vector<Result>& rs, const std::string& title) {
-  const double W = 1000, H = 520, pw = 420, ph = 360, top = 80, left0 = 80, gap = 80;
+  const double W = 1080, H = 520, pw = 420, ph = 360, top = 80, left0 = 80, gap = 80;
   std::string svg;
   auto add = [&](const std::string& s) { svg += s + "\n"; };
   char b[512];
@@ -310,7 +310,7 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
         if (m * e >= v) return m * e;
       return 10 * e;
     };
-    xmax = std::max(4.0, std::ceil(xmax + 1.0));
+    xmax = std::max(10.0, 2.0 * std::ceil((xmax + 1.0) / 2.0));  // ticks every 2 bits
     ymax = nice(ymax * 1.1);
     auto X = [&](double v) { return x0 + pw * v / xmax; };
     auto Y = [&](double v) { return y0 + ph - ph * v / ymax; };
@@ -318,12 +318,14 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
                   std::string(kind) == "pp" ? "prefill" : "decode", pts[0]->test.c_str());
     add(b);
     for (int i = 0; i <= 5; ++i) {
-      const double yv = ymax * i / 5, xv = xmax * i / 5;
+      const double yv = ymax * i / 5;
       std::snprintf(b, sizeof b,
                     "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/><text x='%.1f' y='%.1f' font-size='12' "
                     "text-anchor='end'>%g</text>",
                     x0, Y(yv), x0 + pw, Y(yv), x0 - 6, Y(yv) + 4, yv);
       add(b);
+    }
+    for (double xv = 0; xv <= xmax + 1e-9; xv += 2.0) {
       std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='12' text-anchor='middle'>%g</text>", X(xv), y0 + ph + 18, xv);
       add(b);
     }

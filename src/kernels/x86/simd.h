@@ -34,13 +34,21 @@ inline __m256i dot4_u8s8(__m256i q, __m256i a) {
 #endif
 }
 
-// Same lanes for two signed operands (any int8 values, -128 included): widened to int16 first,
-// because the sign trick of maddubs (|x| times sign-adjusted y) breaks on -128 * -128.
+// Same lanes for two signed operands (any int8 values, -128 included). VNNI: x + 128 is a u8, and
+// (x + 128) . y - 128 * sum(y) is exact in int32. AVX2: widened to int16 first, because the sign
+// trick of maddubs (|x| times sign-adjusted y) breaks on -128 * -128.
 inline __m256i dot4_s8s8(const std::int8_t* x, const std::int8_t* y) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256i yv = load32(y);
+  return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_xor_si256(load32(x), bias), yv),
+                          _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, yv));
+#else
   const __m256i p0 = _mm256_madd_epi16(_mm256_cvtepi8_epi16(load16(x)), _mm256_cvtepi8_epi16(load16(y)));
   const __m256i p1 = _mm256_madd_epi16(_mm256_cvtepi8_epi16(load16(x + 16)), _mm256_cvtepi8_epi16(load16(y + 16)));
   // hadd works within 128-bit halves: lanes come out as 0 1 4 5 | 2 3 6 7; the permute restores order.
   return _mm256_permute4x64_epi64(_mm256_hadd_epi32(p0, p1), 0xd8);
+#endif
 }
 
 // The 32 codes of a 4-bit block as bytes: qs[j] & 15 for j < 16, qs[j - 16] >> 4 above.
