@@ -10,6 +10,7 @@
 
 #include "formats/gguf_file.h"
 #include "formats/gguf_writer.h"
+#include "tests/support/run_command.h"
 
 namespace wisp {
 namespace {
@@ -19,18 +20,9 @@ using nlohmann::json;
 
 // Runs a shell command, returns its stdout; fails the test on a non-zero exit.
 std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    ADD_FAILURE() << "cannot run: " << cmd;
-    return out;
-  }
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int rc = ::pclose(p);
-  EXPECT_EQ(rc, 0) << "command failed: " << cmd << "\n" << out;
-  return out;
+  test::CommandResult r = test::run_command(cmd);
+  EXPECT_EQ(r.status, 0) << "command failed: " << cmd << "\n" << r.all();
+  return r.out;
 }
 
 fs::path scratch_dir(const std::string& tag) {

@@ -13,6 +13,7 @@
 
 #include "kv/kv_pool.h"
 #include "model/kv_layout_for.h"
+#include "tests/support/run_command.h"
 #include "model/model_state.h"
 #include "wisp/model.h"
 #include "wisp/session.h"
@@ -20,26 +21,10 @@
 namespace wisp {
 namespace {
 
-struct Exec {
-  int status = -1;
-  std::string out;
-};
-
-Exec run_wisp(const std::string& args) {
-  const std::string cmd = std::string(WISP_BINARY) + " " + args + " 2>/dev/null";
-  Exec r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using test::run_wisp;
 
 std::uint64_t planned_bytes(const std::string& path, const std::string& type, std::size_t s) {
-  const Exec r = run_wisp("plan -m " + path + " --kv-type " + type + " --ctx " + std::to_string(s) + " --json");
+  const auto r = run_wisp("plan -m " + path + " --kv-type " + type + " --ctx " + std::to_string(s) + " --json");
   EXPECT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kv"]["type"], type);
@@ -90,7 +75,7 @@ TEST_P(PlanAgreement, SlidingWindowLayersAreCachedAtFullLength) {
   EXPECT_EQ(layout.bytes_per_token(), 2u * hp.n_layer * hp.n_head_kv * hp.head_dim * 2);
   // And the plan says so for a windowed model.
   if (hp.n_swa > 0) {
-    const Exec r = run_wisp("plan -m " + path_ + " --json");
+    const auto r = run_wisp("plan -m " + path_ + " --json");
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["model"]["sliding_window"].get<std::int64_t>(), hp.n_swa);
     EXPECT_EQ(j["model"]["sliding_window_layers_cached"], "full length");

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_command.h"
+
 namespace {
 
 struct WispRun {
@@ -18,17 +20,8 @@ struct WispRun {
 };
 
 WispRun run_wisp(const std::string& args, bool with_stderr) {
-  const std::string cmd =
-      std::string("'") + WISP_BINARY + "' plan " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  WispRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  const wisp::test::CommandResult r = wisp::test::run_wisp("plan " + args);
+  return {r.status, with_stderr ? r.out + r.err : r.out};
 }
 
 // Seed 000 C9 by hand: 13B, 80 GiB card, 4 GiB overhead, the seed's 26 GiB of FP16 weights.

@@ -9,25 +9,20 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/run_command.h"
+
 namespace {
 
 using nlohmann::json;
 
 struct Result {
   int rc;
-  std::string out;
+  std::string out;  // stdout and stderr
 };
 
 Result run(const std::string& args) {
-  std::string cmd = std::string(WISP_BINARY) + " " + args + " 2>&1";
-  Result r{0, ""};
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = ::pclose(p);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  wisp::test::CommandResult r = wisp::test::run_wisp(args);
+  return {r.status, r.out + r.err};
 }
 
 json oracle(const std::string& model) {

@@ -8,34 +8,15 @@
 #include <string>
 
 #include "formats/gguf_writer.h"
+#include "tests/support/run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Result = wisp::test::CommandResult;
 
-// Runs `wisp ARGS` with `input` on stdin; captures stdout and stderr separately.
-Result run(const std::string& args, const std::string& input = "") {
-  fs::path dir = fs::temp_directory_path() / ("wisp_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::path in = dir / "in.txt", out = dir / "out.txt", err = dir / "err.txt";
-  { std::ofstream(in, std::ios::binary) << input; }
-  std::string cmd = std::string(WISP_BINARY) + " " + args + " < '" + in.string() + "' > '" + out.string() +
-                    "' 2> '" + err.string() + "'";
-  int st = std::system(cmd.c_str());
-  auto slurp = [](const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
-  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err)};
-  fs::remove_all(dir);
-  return r;
-}
+Result run(const std::string& args, const std::string& input = "") { return wisp::test::run_wisp(args, input); }
 
 std::string smol() {
   std::string p = std::string(WISP_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -48,7 +29,7 @@ bool contains(const std::string& hay, const std::string& needle) { return hay.fi
 TEST(RunCli, GreedyCompletionIsDeterministicAndTimed) {
   std::string args = "run -m " + smol() + " -p 'The capital of France is' -n 12 --temp 0 -t 2";
   Result a = run(args);
-  ASSERT_EQ(a.rc, 0) << a.err;
+  ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_TRUE(contains(a.out, "Paris")) << a.out;
   EXPECT_TRUE(contains(a.err, "tok/s")) << a.err;
   Result b = run(args);
@@ -58,39 +39,39 @@ TEST(RunCli, GreedyCompletionIsDeterministicAndTimed) {
 TEST(RunCli, SeededSamplingRepeats) {
   std::string args = "run -m " + smol() + " -p 'Once upon a time' -n 16 --temp 1.0 --seed 42 -t 2";
   Result a = run(args), b = run(args);
-  ASSERT_EQ(a.rc, 0) << a.err;
+  ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_FALSE(a.out.empty());
 }
 
 TEST(RunCli, BadInputGetsClearMessages) {
   Result empty = run("run -m " + smol() + " -p ''");
-  EXPECT_EQ(empty.rc, 2);
+  EXPECT_EQ(empty.status, 2);
   EXPECT_TRUE(contains(empty.err, "prompt is empty")) << empty.err;
 
   Result noprompt = run("run -m " + smol());
-  EXPECT_EQ(noprompt.rc, 2);
+  EXPECT_EQ(noprompt.status, 2);
   EXPECT_TRUE(contains(noprompt.err, "no prompt")) << noprompt.err;
 
   fs::path bad_text = fs::temp_directory_path() / ("wisp_utf8_" + std::to_string(::getpid()) + ".txt");
   { std::ofstream(bad_text, std::ios::binary) << "abc\xff\xfe def"; }
   Result utf8 = run("run -m " + smol() + " -f " + bad_text.string());
   fs::remove(bad_text);
-  EXPECT_EQ(utf8.rc, 1);
+  EXPECT_EQ(utf8.status, 1);
   EXPECT_TRUE(contains(utf8.err, "UTF-8")) << utf8.err;
 
   std::string long_prompt;
   for (int i = 0; i < 100; ++i) long_prompt += "word ";
   Result too_long = run("run -m " + smol() + " -c 32 -p '" + long_prompt + "'");
-  EXPECT_EQ(too_long.rc, 1);
+  EXPECT_EQ(too_long.status, 1);
   EXPECT_TRUE(contains(too_long.err, "context")) << too_long.err;
 
   Result missing = run("run -m /no/such/model.gguf -p hi");
-  EXPECT_EQ(missing.rc, 1);
+  EXPECT_EQ(missing.status, 1);
   EXPECT_TRUE(contains(missing.err, "/no/such/model.gguf")) << missing.err;
 
   Result badflag = run("run -m " + smol() + " -p hi --temp hot");
-  EXPECT_EQ(badflag.rc, 2);
+  EXPECT_EQ(badflag.status, 2);
   EXPECT_TRUE(contains(badflag.err, "--temp")) << badflag.err;
 
   // A GGUF of an architecture wisp does not know.
@@ -103,7 +84,7 @@ TEST(RunCli, BadInputGetsClearMessages) {
     w.write(f.string());
   }
   Result arch = run("run -m " + f.string() + " -p hi");
-  EXPECT_EQ(arch.rc, 1);
+  EXPECT_EQ(arch.status, 1);
   EXPECT_TRUE(contains(arch.err, "frobnicator")) << arch.err;
   fs::remove(f);
 }
@@ -116,7 +97,7 @@ std::string lower(std::string s) {
 TEST(ChatCli, TwoTurnConversationThroughAPipeUsesTheFirstTurn) {
   Result r = run("chat -m " + smol() + " --temp 0 -n 40 -t 2",
                  "My favourite fruit is mango.\nWhat is my favourite fruit?\n");
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
   // Two answers, one line each, each followed by its stats line on stderr.
   std::size_t stats = 0;
   for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1)) ++stats;
@@ -128,7 +109,7 @@ TEST(ChatCli, TwoTurnConversationThroughAPipeUsesTheFirstTurn) {
   EXPECT_TRUE(contains(lower(second), "mango")) << r.out;
   // ...which it cannot know without it: asked alone, the same question gets another fruit.
   Result control = run("chat -m " + smol() + " --temp 0 -n 40 -t 2", "What is my favourite fruit?\n");
-  ASSERT_EQ(control.rc, 0) << control.err;
+  ASSERT_EQ(control.status, 0) << control.err;
   EXPECT_FALSE(contains(lower(control.out), "mango")) << control.out;
   // The second turn reused the first turn's cached tokens instead of re-reading them.
   std::size_t second_stats = r.err.rfind("prompt tokens (");
@@ -139,7 +120,7 @@ TEST(ChatCli, TwoTurnConversationThroughAPipeUsesTheFirstTurn) {
 
 TEST(ChatCli, CommandsWork) {
   Result r = run("chat -m " + smol() + " --temp 0 -n 8 -t 2", "/help\n/system You are terse.\n/reset\n/bogus\n/exit\n");
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "/reset")) << r.err;
   EXPECT_TRUE(contains(r.err, "system message set")) << r.err;
   EXPECT_TRUE(contains(r.err, "conversation reset")) << r.err;
@@ -154,7 +135,7 @@ TEST(ChatCli, FullContextDropsTheOldestTurnsAndSaysSo) {
   std::string input;
   for (int i = 0; i < 6; ++i) input += "Tell me one fact about the number " + std::to_string(i + 2) + ".\n";
   Result r = run("chat -m " + smol() + " --temp 0 -n 16 -c 160 -t 2", input);
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "context full: dropped the oldest")) << r.err;
   // Every message still got an answer.
   std::size_t stats = 0;
@@ -166,7 +147,7 @@ TEST(ChatCli, AMessageLongerThanTheContextIsRefusedNotFatal) {
   std::string big;
   for (int i = 0; i < 200; ++i) big += "blah ";
   Result r = run("chat -m " + smol() + " --temp 0 -n 8 -c 64 -t 2", big + "\nHi\n");
-  ASSERT_EQ(r.rc, 0) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "error:")) << r.err;
   EXPECT_TRUE(contains(r.err, "-c")) << r.err;
   // The REPL went on and answered the next message.
@@ -176,15 +157,12 @@ TEST(ChatCli, AMessageLongerThanTheContextIsRefusedNotFatal) {
 TEST(ChatCli, CtrlCStopsTheAnswerNotTheProgram) {
   // SIGINT arrives while the first (long) answer is streaming; the REPL must stop that answer and
   // go on to read the next line.
-  std::string cmd = "(printf 'Write a very long story about a dragon.\\n'; sleep 6; printf '/help\\n/exit\\n') | "
-                    "timeout --preserve-status -s INT 3 " + std::string(WISP_BINARY) + " chat -m " + smol() +
-                    " --temp 0 -n 2000 -t 2 > /dev/null 2> ";
-  fs::path err = fs::temp_directory_path() / ("wisp_sigint_" + std::to_string(::getpid()) + ".txt");
-  int st = std::system((cmd + err.string()).c_str());
-  std::ifstream f(err);
-  std::string e((std::istreambuf_iterator<char>(f)), {});
-  fs::remove(err);
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st << "\n" << e;
+  wisp::test::CommandResult r = wisp::test::run_command(
+      "(printf 'Write a very long story about a dragon.\\n'; sleep 6; printf '/help\\n/exit\\n') | "
+      "timeout --preserve-status -s INT 3 '" + std::string(WISP_BINARY) + "' chat -m " + smol() +
+      " --temp 0 -n 2000 -t 2");
+  const std::string& e = r.err;
+  EXPECT_EQ(r.status, 0) << e;
   EXPECT_TRUE(contains(e, "stopped by Ctrl-C")) << e;
   EXPECT_TRUE(contains(e, "/reset")) << e;  // the /help after the interrupt was served
 }
