@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Tiny Hugging Face checkpoint folders for the tests of `wisp quantize FOLDER` (hf_source.cpp).
+
+  make_tiny_hf.py DIR CASE          writes DIR; CASE is one of
+      llama | qwen2 | gemma3         a valid folder of that architecture (random weights, a
+                                     byte-level BPE tokenizer built with `tokenizers`)
+      unknown_arch                   llama's folder with architectures = ["MambaForCausalLM"]
+      missing_tensor                 llama's folder without model.layers.1.mlp.up_proj.weight
+      wrong_shape                    llama's folder with a [12, 8] model.layers.0.self_attn.k_proj.weight
+  make_tiny_hf.py DIR CASE --check OUT.gguf
+                                     checks OUT.gguf (made from DIR with --type f16) against the
+                                     folder's arrays transformed as llama.cpp's converter does,
+                                     computed here independently of wisp: names, llama's Q/K
+                                     permute, gemma's 1 + w norms, tied embeddings, hyper-parameters
+                                     and the vocabulary (with [PADn] rows past the tokenizer).
+
+Matrices are stored as F16 and norms/biases as F32, so both read paths are exercised.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import gguf
+from safetensors.numpy import load_file, save_file
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+
+H, FF, LAYERS, HEADS, KV, N_VOCAB = 8, 16, 2, 2, 1, 264  # 256 bytes + 4 specials + 4 padding rows
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<pad>"]
+
+
+def head_dim(case):
+    return 4 if case == "gemma3" else H // HEADS
+
+
+def hf_tensors(case, rng):
+    hd = head_dim(case)
+    mat = lambda *s: rng.standard_normal(s).astype(np.float16)
+    vec = lambda n: rng.standard_normal(n).astype(np.float32)
+    t = {"model.embed_tokens.weight": mat(N_VOCAB, H), "model.norm.weight": vec(H)}
+    for i in range(LAYERS):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = vec(H)
+        t[p + "post_attention_layernorm.weight"] = vec(H)
+        t[p + "self_attn.q_proj.weight"] = mat(HEADS * hd, H)
+        t[p + "self_attn.k_proj.weight"] = mat(KV * hd, H)
+        t[p + "self_attn.v_proj.weight"] = mat(KV * hd, H)
+        t[p + "self_attn.o_proj.weight"] = mat(H, HEADS * hd)
+        t[p + "mlp.gate_proj.weight"] = mat(FF, H)
+        t[p + "mlp.up_proj.weight"] = mat(FF, H)
+        t[p + "mlp.down_proj.weight"] = mat(H, FF)
+        if case == "qwen2":
+            for n, rows in (("q", HEADS * hd), ("k", KV * hd), ("v", KV * hd)):
+                t[p + f"self_attn.{n}_proj.bias"] = vec(rows)
+        if case == "gemma3":
+            t[p + "self_attn.q_norm.weight"] = vec(hd)
+            t[p + "self_attn.k_norm.weight"] = vec(hd)
+            t[p + "pre_feedforward_layernorm.weight"] = vec(H)
+            t[p + "post_feedforward_layernorm.weight"] = vec(H)
+    if case == "llama":
+        t["lm_head.weight"] = mat(N_VOCAB, H)  # llama untied, the others tied
+    return t
+
+
+def config(case):
+    arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "gemma3": "Gemma3ForCausalLM"}[case]
+    c = {"architectures": [arch], "model_type": case, "hidden_size": H, "intermediate_size": FF,
+         "num_hidden_layers": LAYERS, "num_attention_heads": HEADS, "num_key_value_heads": KV,
+         "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+         "vocab_size": N_VOCAB, "tie_word_embeddings": case != "llama"}
+    if case == "gemma3":
+        c.update(head_dim=head_dim(case), sliding_window=64)
+    return c
+
+
+def write_tokenizer(d):
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {t: i for i, t in enumerate(SPECIALS)}
+    for ch in alphabet:
+        vocab[ch] = len(vocab)
+    merges = [("Ġ", "t"), ("h", "e")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tk.decoder = decoders.ByteLevel()
+    tk.post_processor = processors.ByteLevel(trim_offsets=False)
+    tk.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in SPECIALS])
+    tk.save(str(d / "tokenizer.json"))
+    (d / "tokenizer_config.json").write_text(json.dumps(
+        {"bos_token": "<|im_start|>", "eos_token": {"content": "<|im_end|>"}, "unk_token": "<|endoftext|>",
+         "pad_token": "<pad>", "chat_template": "{{ messages[0]['content'] }}"}))
+    return vocab, merges
+
+
+def make(d, case):
+    d.mkdir(parents=True, exist_ok=True)
+    base = case if case in ("llama", "qwen2", "gemma3") else "llama"
+    t = hf_tensors(base, np.random.default_rng(7))
+    c = config(base)
+    if case == "unknown_arch":
+        c["architectures"] = ["MambaForCausalLM"]
+    elif case == "missing_tensor":
+        del t["model.layers.1.mlp.up_proj.weight"]
+    elif case == "wrong_shape":
+        t["model.layers.0.self_attn.k_proj.weight"] = np.zeros((12, H), np.float16)
+    save_file(t, str(d / "model.safetensors"))
+    (d / "config.json").write_text(json.dumps(c))
+    write_tokenizer(d)
+
+
+def permute(w, heads):  # llama.cpp's reorder for the "llama" architecture, written from its description
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def expected(d, case):
+    t = load_file(str(d / "model.safetensors"))
+    norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
+    if case == "gemma3":
+        norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
+                    "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
+                    "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
+    other = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+             "mlp.down_proj": "ffn_down"}
+    out = {}
+    for name, w in t.items():
+        w = w.astype(np.float32)
+        if name == "model.embed_tokens.weight":
+            out["token_embd.weight"] = w
+        elif name == "lm_head.weight":
+            out["output.weight"] = w
+        elif name == "model.norm.weight":
+            out["output_norm.weight"] = w + 1 if case == "gemma3" else w
+        else:
+            _, _, layer, rest = name.split(".", 3)
+            module, kind = rest.rsplit(".", 1)
+            if module in norm_map:
+                out[f"blk.{layer}.{norm_map[module]}.{kind}"] = w + 1 if case == "gemma3" else w
+                continue
+            if case == "llama" and module == "self_attn.q_proj":
+                w = permute(w, HEADS)
+            if case == "llama" and module == "self_attn.k_proj":
+                w = permute(w, KV)
+            out[f"blk.{layer}.{other[module]}.{kind}"] = w
+    return out
+
+
+def check(d, case, out_path):
+    r = gguf.GGUFReader(out_path)
+    problems = []
+    want = expected(d, case)
+    got = {t.name: t for t in r.tensors}
+    if set(got) != set(want):
+        problems.append(f"names: missing {sorted(set(want) - set(got))}, extra {sorted(set(got) - set(want))}")
+    for name, e in want.items():
+        if name not in got:
+            continue
+        g = got[name]
+        o = gguf.quants.dequantize(g.data, g.tensor_type).astype(np.float32).reshape(e.shape)
+        if g.tensor_type == gguf.GGMLQuantizationType.F16:
+            e = e.astype(np.float16).astype(np.float32)
+        if not np.array_equal(o, e):
+            problems.append(f"{name}: values differ")
+    f = lambda k: r.fields[k].contents() if k in r.fields else None
+    hd = head_dim(case)
+    keys = {"general.architecture": case, f"{case}.block_count": LAYERS, f"{case}.embedding_length": H,
+            f"{case}.feed_forward_length": FF, f"{case}.attention.head_count": HEADS,
+            f"{case}.attention.head_count_kv": KV, f"{case}.context_length": 256,
+            "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2", "tokenizer.ggml.bos_token_id": 1,
+            "tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.unknown_token_id": 0,
+            "tokenizer.ggml.padding_token_id": 3, "tokenizer.ggml.add_bos_token": False,
+            "tokenizer.chat_template": "{{ messages[0]['content'] }}", "tokenizer.ggml.merges": ["Ġ t", "h e"]}
+    if case == "llama":
+        keys.update({"llama.rope.dimension_count": hd, "llama.vocab_size": N_VOCAB})
+    if case == "gemma3":
+        keys.update({"gemma3.attention.key_length": hd, "gemma3.attention.sliding_window": 64})
+    for k, v in keys.items():
+        if f(k) != v:
+            problems.append(f"metadata {k}: {f(k)!r}, expected {v!r}")
+    toks, types = f("tokenizer.ggml.tokens"), f("tokenizer.ggml.token_type")
+    if len(toks) != N_VOCAB or toks[:4] != SPECIALS or toks[-1] != f"[PAD{N_VOCAB - 1}]":
+        problems.append(f"tokens: {len(toks)} {toks[:4]} {toks[-1]}")
+    if types[:5] != [3, 3, 3, 3, 1] or types[-1] != 5:
+        problems.append(f"token types: {types[:5]} ... {types[-1]}")
+    for p in problems:
+        print(p)
+    print(f"{case}: {'OK' if not problems else 'MISMATCH'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[3] == "--check":
+        sys.exit(check(Path(sys.argv[1]), sys.argv[2], sys.argv[4]))
+    make(Path(sys.argv[1]), sys.argv[2])

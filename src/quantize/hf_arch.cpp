@@ -1,0 +1,202 @@
+// Architecture table for Hugging Face folders. The names and hyper-parameter keys follow what
+// llama.cpp's convert_hf_to_gguf.py produces, so the output loads in llama.cpp and in wisp alike.
+#include "quantize/hf_arch.h"
+
+#include <optional>
+
+#include "wisp/error.h"
+
+namespace wisp::quantize {
+
+namespace {
+
+using nlohmann::json;
+
+struct ArchInfo {
+  const char* hf;    // config.json architectures[0]
+  const char* gguf;  // general.architecture
+  bool multimodal;   // hyper-parameters live under "text_config"
+};
+
+constexpr ArchInfo kArchs[] = {
+    {"LlamaForCausalLM", "llama", false},
+    {"Qwen2ForCausalLM", "qwen2", false},
+    {"Gemma3ForCausalLM", "gemma3", false},
+    {"Gemma3ForConditionalGeneration", "gemma3", true},
+};
+
+std::string supported_list() {
+  std::string s;
+  for (const ArchInfo& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.hf);
+  return s;
+}
+
+std::optional<std::int64_t> opt_int(const json& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+std::optional<double> opt_num(const json& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+struct Hparams {
+  std::int64_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim;
+  bool tied;
+  bool gemma;
+};
+
+Hparams read_hparams(const json& cfg, const std::string& arch, const std::string& cfg_path) {
+  auto need = [&](const char* key) {
+    auto v = opt_int(cfg, key);
+    if (!v || *v <= 0) throw Error(cfg_path + ": missing or invalid integer field \"" + key + "\"");
+    return *v;
+  };
+  Hparams h{};
+  h.gemma = arch == "gemma3";
+  h.n_layer = need("num_hidden_layers");
+  h.n_embd = need("hidden_size");
+  h.n_ff = need("intermediate_size");
+  h.n_head = need("num_attention_heads");
+  h.n_head_kv = opt_int(cfg, "num_key_value_heads").value_or(h.n_head);
+  // Gemma 3's head_dim is not hidden/heads (270M: 640/4 = 160, head_dim 256); transformers'
+  // Gemma3TextConfig defaults it to 256.
+  h.head_dim = opt_int(cfg, "head_dim").value_or(h.gemma ? 256 : h.n_embd / h.n_head);
+  // transformers' defaults: tied for Gemma, untied for Llama and Qwen2.
+  auto tied = cfg.find("tie_word_embeddings");
+  h.tied = tied != cfg.end() && tied->is_boolean() ? tied->get<bool>() : h.gemma;
+  return h;
+}
+
+// The folder's prefix in front of "layers.N..." / "embed_tokens" (multimodal Gemma 3 has moved it
+// between transformers versions).
+std::string find_prefix(const HfCheckpoint& ckpt, bool multimodal) {
+  const char* candidates[] = {"model.", "language_model.model.", "model.language_model."};
+  for (const char* p : candidates) {
+    if (!multimodal && std::string(p) != "model.") continue;
+    if (ckpt.find(std::string(p) + "embed_tokens.weight")) return p;
+  }
+  throw Error(ckpt.dir().string() + ": missing tensor " + (multimodal ? "language_model.model." : "model.") +
+              "embed_tokens.weight (the token embedding)");
+}
+
+}  // namespace
+
+HfModelPlan plan_hf_model(const HfCheckpoint& ckpt) {
+  HfModelPlan plan;
+  plan.hf_architecture = ckpt.architecture();
+  const ArchInfo* info = nullptr;
+  for (const ArchInfo& a : kArchs) {
+    if (plan.hf_architecture == a.hf) info = &a;
+  }
+  const std::string cfg_path = (ckpt.dir() / kHfConfigFile).string();
+  if (!info) {
+    throw Error(cfg_path + ": architecture " + plan.hf_architecture + " is not supported; supported: " +
+                supported_list());
+  }
+  plan.arch = info->gguf;
+  plan.text_config = ckpt.config();
+  if (info->multimodal) {
+    auto it = ckpt.config().find("text_config");
+    if (it == ckpt.config().end() || !it->is_object()) throw Error(cfg_path + ": missing object \"text_config\"");
+    plan.text_config = *it;
+  }
+  const Hparams h = read_hparams(plan.text_config, plan.arch, cfg_path);
+  const std::string pre = find_prefix(ckpt, info->multimodal);
+  const SafetensorsTensor& embd = ckpt.tensor(pre + "embed_tokens.weight");
+  plan.n_vocab = embd.shape.empty() ? 0 : embd.shape[0];
+
+  auto add = [&](std::string hf, std::string gguf, std::vector<std::int64_t> shape,
+                 RowTransform t = RowTransform::kNone, std::int64_t heads = 0) {
+    plan.tensors.push_back({std::move(hf), std::move(gguf), std::move(shape), t, heads});
+  };
+  const std::int64_t q_rows = h.n_head * h.head_dim, kv_rows = h.n_head_kv * h.head_dim;
+  const RowTransform norm = h.gemma ? RowTransform::kPlusOne : RowTransform::kNone;
+  // llama.cpp's rope for the "llama" architecture rotates interleaved pairs, HF's the two halves
+  // of each head, so llama's converter reorders Q and K rows; qwen2 and gemma3 use the HF order.
+  const bool permute = plan.arch == "llama";
+
+  add(pre + "embed_tokens.weight", "token_embd.weight", {plan.n_vocab, h.n_embd});
+  for (std::int64_t i = 0; i < h.n_layer; ++i) {
+    const std::string hf = pre + "layers." + std::to_string(i) + ".";
+    const std::string g = "blk." + std::to_string(i) + ".";
+    add(hf + "input_layernorm.weight", g + "attn_norm.weight", {h.n_embd}, norm);
+    add(hf + "self_attn.q_proj.weight", g + "attn_q.weight", {q_rows, h.n_embd},
+        permute ? RowTransform::kPermuteHeads : RowTransform::kNone, h.n_head);
+    add(hf + "self_attn.k_proj.weight", g + "attn_k.weight", {kv_rows, h.n_embd},
+        permute ? RowTransform::kPermuteHeads : RowTransform::kNone, h.n_head_kv);
+    add(hf + "self_attn.v_proj.weight", g + "attn_v.weight", {kv_rows, h.n_embd});
+    if (plan.arch == "qwen2") {
+      add(hf + "self_attn.q_proj.bias", g + "attn_q.bias", {q_rows});
+      add(hf + "self_attn.k_proj.bias", g + "attn_k.bias", {kv_rows});
+      add(hf + "self_attn.v_proj.bias", g + "attn_v.bias", {kv_rows});
+    }
+    add(hf + "self_attn.o_proj.weight", g + "attn_output.weight", {h.n_embd, q_rows});
+    if (h.gemma) {
+      add(hf + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {h.head_dim}, norm);
+      add(hf + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {h.head_dim}, norm);
+      add(hf + "post_attention_layernorm.weight", g + "post_attention_norm.weight", {h.n_embd}, norm);
+      add(hf + "pre_feedforward_layernorm.weight", g + "ffn_norm.weight", {h.n_embd}, norm);
+      add(hf + "post_feedforward_layernorm.weight", g + "post_ffw_norm.weight", {h.n_embd}, norm);
+    } else {
+      add(hf + "post_attention_layernorm.weight", g + "ffn_norm.weight", {h.n_embd});
+    }
+    add(hf + "mlp.gate_proj.weight", g + "ffn_gate.weight", {h.n_ff, h.n_embd});
+    add(hf + "mlp.up_proj.weight", g + "ffn_up.weight", {h.n_ff, h.n_embd});
+    add(hf + "mlp.down_proj.weight", g + "ffn_down.weight", {h.n_embd, h.n_ff});
+  }
+  add(pre + "norm.weight", "output_norm.weight", {h.n_embd}, norm);
+  if (!h.tied) {
+    const std::string head = info->multimodal && pre == "language_model.model." ? "language_model.lm_head.weight"
+                                                                                  : "lm_head.weight";
+    add(head, "output.weight", {plan.n_vocab, h.n_embd});
+  }
+  return plan;
+}
+
+void write_hf_hparams(const HfModelPlan& plan, GgufWriter& w) {
+  const json& cfg = plan.text_config;
+  const Hparams h = read_hparams(cfg, plan.arch, "config.json");
+  const std::string a = plan.arch + ".";
+  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  w.set_string("general.architecture", plan.arch);
+  w.set_u32(a + "block_count", u32(h.n_layer));
+  w.set_u32(a + "context_length",
+            u32(opt_int(cfg, "max_position_embeddings").value_or(h.gemma ? 131072 : 4096)));
+  w.set_u32(a + "embedding_length", u32(h.n_embd));
+  w.set_u32(a + "feed_forward_length", u32(h.n_ff));
+  w.set_u32(a + "attention.head_count", u32(h.n_head));
+  w.set_u32(a + "attention.head_count_kv", u32(h.n_head_kv));
+  if (auto theta = opt_num(cfg, "rope_theta")) {
+    w.set_f32(a + "rope.freq_base", static_cast<float>(*theta));
+  } else if (h.gemma) {
+    w.set_f32(a + "rope.freq_base", 1'000'000.0f);
+  }
+  w.set_f32(a + "attention.layer_norm_rms_epsilon",
+            static_cast<float>(opt_num(cfg, "rms_norm_eps").value_or(h.gemma ? 1e-6 : 1e-5)));
+  // llama.cpp writes key/value length only when config.json states head_dim (gemma3 always).
+  if (h.gemma || cfg.contains("head_dim")) {
+    w.set_u32(a + "attention.key_length", u32(h.head_dim));
+    w.set_u32(a + "attention.value_length", u32(h.head_dim));
+  }
+  if (plan.arch == "llama") {
+    w.set_u32(a + "vocab_size", u32(plan.n_vocab));
+    w.set_u32(a + "rope.dimension_count", u32(h.head_dim));
+  }
+  if (h.gemma) {
+    if (auto sw = opt_int(cfg, "sliding_window")) w.set_u32(a + "attention.sliding_window", u32(*sw));
+  }
+  // Linear RoPE scaling (Gemma 3 4B+, some Llamas); other schemes are left to the runtime's defaults.
+  auto rs = cfg.find("rope_scaling");
+  if (rs != cfg.end() && rs->is_object()) {
+    const std::string type = rs->value("rope_type", rs->value("type", std::string()));
+    if (type == "linear" && rs->contains("factor") && (*rs)["factor"].is_number()) {
+      w.set_string(a + "rope.scaling.type", "linear");
+      w.set_f32(a + "rope.scaling.factor", (*rs)["factor"].get<float>());
+    }
+  }
+}
+
+}  // namespace wisp::quantize

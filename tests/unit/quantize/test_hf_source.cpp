@@ -1,0 +1,126 @@
+// `wisp quantize FOLDER` on Hugging Face checkpoint folders (src/quantize/hf_source.cpp).
+// The folders are written by Python scripts with the `safetensors` and `tokenizers` packages and
+// the results judged by the `gguf` package, so wisp is checked against independent code:
+//  - tiny llama / qwen2 / gemma3 folders: names, llama's Q/K permute, gemma's 1 + w norms, tied
+//    embeddings, hyper-parameters and vocabulary (scripts/make_tiny_hf.py --check);
+//  - broken folders: unknown architecture, missing tensor, wrong shape give errors naming them;
+//  - SmolLM2 exported as an F16 folder (scripts/export_hf_f16.py): every tensor bit-exact against
+//    the source GGUF dequantized to F16, metadata equal (scripts/check_hf_quantize.py), and
+//    `wisp run` greedy text equal to that of the source converted to F16 directly.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int rc;
+  std::string out;
+};
+
+// Runs `cmd` through the shell; stderr joins stdout unless `stdout_only` (generated text alone).
+Result run(const std::string& cmd, bool stdout_only = false) {
+  Result r{-1, {}};
+  FILE* p = popen((cmd + (stdout_only ? " 2>/dev/null" : " 2>&1")).c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// A fresh folder under the system temp dir, removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("wisp_hf_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string str(const std::string& sub = "") const { return (path_ / sub).string(); }
+
+ private:
+  fs::path path_;
+};
+
+const std::string kScripts = WISP_SOURCE_DIR "/scripts/";
+const std::string kWisp = WISP_BINARY;
+
+class TinyHf : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TinyHf, ConvertsAsLlamaCppWould) {
+  TempDir tmp;
+  const std::string c = GetParam(), dir = tmp.str(c), out = tmp.str(c + ".gguf");
+  Result made = run("python3 " + kScripts + "make_tiny_hf.py " + dir + " " + c);
+  ASSERT_EQ(made.rc, 0) << made.out;
+  Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
+  ASSERT_EQ(q.rc, 0) << q.out;
+  Result chk = run("python3 " + kScripts + "make_tiny_hf.py " + dir + " " + c + " --check " + out);
+  EXPECT_EQ(chk.rc, 0) << chk.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, TinyHf, ::testing::Values("llama", "qwen2", "gemma3"));
+
+struct BrokenCase {
+  const char* name;
+  std::vector<std::string> expect;  // substrings of the error message
+};
+
+class BrokenHf : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(BrokenHf, FailsNamingTheProblem) {
+  TempDir tmp;
+  const BrokenCase& c = GetParam();
+  const std::string dir = tmp.str(c.name), out = tmp.str("out.gguf");
+  Result made = run("python3 " + kScripts + "make_tiny_hf.py " + dir + " " + c.name);
+  ASSERT_EQ(made.rc, 0) << made.out;
+  Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
+  EXPECT_NE(q.rc, 0) << q.out;
+  for (const std::string& s : c.expect) EXPECT_NE(q.out.find(s), std::string::npos) << "missing '" << s << "' in: " << q.out;
+  EXPECT_FALSE(fs::exists(out)) << "a failed conversion left an output file";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BrokenHf,
+    ::testing::Values(
+        BrokenCase{"unknown_arch", {"config.json", "MambaForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM",
+                                    "Gemma3ForCausalLM"}},
+        BrokenCase{"missing_tensor", {"missing_tensor", "model.layers.1.mlp.up_proj.weight"}},
+        BrokenCase{"wrong_shape", {"model.safetensors", "model.layers.0.self_attn.k_proj.weight", "[12, 8]", "[4, 8]"}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(HfSource, SmolLM2ExportedAsF16FolderRoundTrips) {
+  const std::string model = WISP_MODELS_DIR "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " not present (scripts/fetch_models)";
+  TempDir tmp;
+  const std::string dir = tmp.str("smollm2-hf"), out = tmp.str("from_hf.gguf"), ref = tmp.str("from_gguf.gguf");
+  Result ex = run("python3 " + kScripts + "export_hf_f16.py " + dir + " --gguf " + model);
+  ASSERT_EQ(ex.rc, 0) << ex.out;
+  Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
+  ASSERT_EQ(q.rc, 0) << q.out;
+  Result chk = run("python3 " + kScripts + "check_hf_quantize.py " + model + " " + out);
+  EXPECT_EQ(chk.rc, 0) << chk.out;
+
+  // The same weights reached through the GGUF path must generate the same greedy text.
+  Result r = run(kWisp + " quantize " + model + " " + ref + " --type f16");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string gen = " -p \"The capital of France is\" -n 8 --temp 0";
+  Result a = run(kWisp + " run -m " + out + gen, true);
+  Result b = run(kWisp + " run -m " + ref + gen, true);
+  ASSERT_EQ(a.rc, 0) << a.out;
+  ASSERT_EQ(b.rc, 0) << b.out;
+  EXPECT_FALSE(a.out.empty());
+  EXPECT_EQ(a.out, b.out);
+}
+
+}  // namespace
