@@ -3,7 +3,8 @@
 exported from (scripts/export_hf_f16.py), with the `gguf` package as the oracle:
 
   * every tensor of OUT equals the source's tensor dequantized by `gguf` and cast to float16,
-    bit for bit (compared as float32, so an F32 norm in OUT is judged the same way);
+    bit for bit (compared as float32, so an F32 norm in OUT is judged the same way); gemma's norms,
+    exported as w - 1 in float32, must come back as (w - 1) + 1 computed in float32;
   * OUT has the same tensor names, and no others;
   * every metadata key of the source except general.* provenance, file type and quantization
     version has the same value in OUT (hyper-parameters, tokens, token types, merges, special ids,
@@ -23,6 +24,7 @@ SKIP = {"general.file_type", "general.quantization_version", "general.alignment"
 def main():
     src, out = gguf.GGUFReader(sys.argv[1]), gguf.GGUFReader(sys.argv[2])
     problems = []
+    gemma = src.fields["general.architecture"].contents() == "gemma3"
     got = {t.name: t for t in out.tensors}
     want = {t.name: t for t in src.tensors}
     if set(got) != set(want):
@@ -31,7 +33,11 @@ def main():
     for name, t in want.items():
         if name not in got:
             continue
-        e = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).astype(np.float16).astype(np.float32)
+        e = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        if gemma and name.endswith("norm.weight"):
+            e = (e - np.float32(1)) + np.float32(1)  # exported as w - 1 in float32, converted back as 1 + w
+        else:
+            e = e.astype(np.float16).astype(np.float32)
         o = gguf.quants.dequantize(got[name].data, got[name].tensor_type).astype(np.float32)
         if e.shape != o.shape:
             problems.append(f"{name}: shape {o.shape}, expected {e.shape}")

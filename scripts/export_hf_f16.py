@@ -2,15 +2,21 @@
 """Writes a GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf) out as a Hugging Face F16
 checkpoint folder, so `wisp quantize FOLDER ...` is exercised on real weights:
 
-  config.json            LlamaForCausalLM / Qwen2ForCausalLM hyper-parameters from the GGUF keys
+  config.json            LlamaForCausalLM / Qwen2ForCausalLM / Gemma3ForCausalLM hyper-parameters
+                         from the GGUF keys
   model.safetensors      every tensor dequantized by the `gguf` package, cast to float16, under its
                          HF name; llama's Q/K rows put back into HF's order (the inverse of the
-                         reorder llama.cpp's converter applies)
-  tokenizer.json         built with the HF `tokenizers` package from the GGUF vocabulary and merges
-  tokenizer_config.json  special tokens, add_bos_token and the chat template
+                         reorder llama.cpp's converter applies); gemma's norms stored as w - 1 in
+                         float32 (the GGUF holds 1 + w)
+  tokenizer.json         built with the HF `tokenizers` package: byte-level BPE from the GGUF
+                         vocabulary and merges, or (gemma) a Unigram model with the GGUF scores
+  tokenizer.model        (gemma only) the SentencePiece model, written with sentencepiece's own
+                         protobuf classes from the GGUF tokens, scores and types
+  tokenizer_config.json  special tokens, add_bos/add_eos and the chat template
 
 Usage: python3 scripts/export_hf_f16.py OUT_DIR [--gguf FILE]   (needs numpy, gguf, safetensors,
-tokenizers). Only byte-level BPE vocabularies with the "smollm" or "gpt-2" pre-tokenizer.
+tokenizers; sentencepiece and protobuf for gemma3). Byte-level BPE vocabularies with the "smollm"
+or "gpt-2" pre-tokenizer, or SentencePiece ("llama") vocabularies.
 """
 
 import argparse
@@ -30,7 +36,14 @@ def field(reader, key, default=None):
     return default if f is None else f.contents()
 
 
-def hf_name(gguf_name):
+GEMMA_NORMS = {"attn_norm.weight": "input_layernorm.weight",
+               "post_attention_norm.weight": "post_attention_layernorm.weight",
+               "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+               "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+               "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"}
+
+
+def hf_name(gguf_name, arch):
     if gguf_name == "token_embd.weight":
         return "model.embed_tokens.weight"
     if gguf_name == "output_norm.weight":
@@ -38,6 +51,8 @@ def hf_name(gguf_name):
     if gguf_name == "output.weight":
         return "lm_head.weight"
     _, layer, rest = gguf_name.split(".", 2)
+    if arch == "gemma3" and rest in GEMMA_NORMS:
+        return f"model.layers.{layer}.{GEMMA_NORMS[rest]}"
     table = {
         "attn_norm.weight": "input_layernorm.weight",
         "ffn_norm.weight": "post_attention_layernorm.weight",
@@ -70,8 +85,8 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     r = gguf.GGUFReader(args.gguf)
     arch = field(r, "general.architecture")
-    if arch not in ("llama", "qwen2"):
-        raise SystemExit(f"{args.gguf}: architecture {arch} not handled by this script (llama, qwen2)")
+    if arch not in ("llama", "qwen2", "gemma3"):
+        raise SystemExit(f"{args.gguf}: architecture {arch} not handled by this script (llama, qwen2, gemma3)")
     k = lambda key, d=None: field(r, f"{arch}.{key}", d)
     n_head, n_head_kv = int(k("attention.head_count")), int(k("attention.head_count_kv", k("attention.head_count")))
 
@@ -82,15 +97,19 @@ def main():
             w = unpermute(w, n_head)
         elif arch == "llama" and t.name.endswith("attn_k.weight"):
             w = unpermute(w, n_head_kv)
-        tensors[hf_name(t.name)] = np.ascontiguousarray(w.astype(np.float16))
+        if arch == "gemma3" and t.name.endswith("norm.weight"):
+            tensors[hf_name(t.name, arch)] = np.ascontiguousarray(w - np.float32(1))
+            continue
+        tensors[hf_name(t.name, arch)] = np.ascontiguousarray(w.astype(np.float16))
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
 
     tokens = [str(x) for x in field(r, "tokenizer.ggml.tokens")]
     types = [int(x) for x in field(r, "tokenizer.ggml.token_type")]
     bos, eos = field(r, "tokenizer.ggml.bos_token_id"), field(r, "tokenizer.ggml.eos_token_id")
     config = {
-        "architectures": ["LlamaForCausalLM" if arch == "llama" else "Qwen2ForCausalLM"],
-        "model_type": arch,
+        "architectures": [{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                           "gemma3": "Gemma3ForCausalLM"}[arch]],
+        "model_type": "gemma3_text" if arch == "gemma3" else arch,
         "hidden_size": int(k("embedding_length")),
         "intermediate_size": int(k("feed_forward_length")),
         "num_hidden_layers": int(k("block_count")),
@@ -105,11 +124,57 @@ def main():
         "eos_token_id": eos,
         "torch_dtype": "float16",
     }
+    if arch == "gemma3":
+        config["head_dim"] = int(k("attention.key_length"))
+        config["sliding_window"] = int(k("attention.sliding_window"))
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
+    tcfg = {"model_max_length": config["max_position_embeddings"],
+            "add_bos_token": bool(field(r, "tokenizer.ggml.add_bos_token", False))}
+    if field(r, "tokenizer.ggml.model") == "llama":
+        write_sentencepiece(r, out, tokens, types, tcfg)
+    else:
+        write_bpe(r, out, tokens, types, tcfg, args.gguf)
+    for name, key in (("bos", "bos_token_id"), ("eos", "eos_token_id"), ("unk", "unknown_token_id"),
+                      ("pad", "padding_token_id")):
+        tid = field(r, f"tokenizer.ggml.{key}")
+        if tid is not None:
+            tcfg[f"{name}_token"] = tokens[int(tid)]
+    template = field(r, "tokenizer.chat_template")
+    if template is not None:
+        tcfg["chat_template"] = str(template)
+    (out / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {out}: {len(tensors)} tensors, {len(tokens)} tokens")
+
+
+def write_sentencepiece(r, out, tokens, types, tcfg):
+    from sentencepiece import sentencepiece_model_pb2 as spm  # only needed here
+
+    scores = [float(x) for x in field(r, "tokenizer.ggml.scores")]
+    unk = int(field(r, "tokenizer.ggml.unknown_token_id", 0))
+    m = spm.ModelProto()
+    for i, (t, sc, ty) in enumerate(zip(tokens, scores, types)):
+        p = m.pieces.add()
+        p.piece, p.score = t, sc
+        p.type = spm.ModelProto.SentencePiece.UNKNOWN if i == unk else ty  # GGUF token types use SP's numbers
+    m.trainer_spec.model_type = spm.TrainerSpec.BPE
+    m.trainer_spec.unk_id = unk
+    m.normalizer_spec.add_dummy_prefix = bool(field(r, "tokenizer.ggml.add_space_prefix", True))
+    (out / "tokenizer.model").write_bytes(m.SerializeToString())
+    tk = Tokenizer(models.Unigram([(t, sc) for t, sc in zip(tokens, scores)], unk_id=unk, byte_fallback=True))
+    # add_special_tokens marks everything special, so user-defined tokens go through add_tokens.
+    tk.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                           for t, ty in zip(tokens, types) if ty == gguf.TokenType.CONTROL])
+    tk.add_tokens([AddedToken(t, special=False, normalized=False)
+                   for t, ty in zip(tokens, types) if ty == gguf.TokenType.USER_DEFINED])
+    tk.save(str(out / "tokenizer.json"))
+    tcfg["add_eos_token"] = bool(field(r, "tokenizer.ggml.add_eos_token", False))
+
+
+def write_bpe(r, out, tokens, types, tcfg, path):
     pre = field(r, "tokenizer.ggml.pre", "gpt-2")
     if field(r, "tokenizer.ggml.model") != "gpt2" or pre not in ("smollm", "gpt-2"):
-        raise SystemExit(f"{args.gguf}: tokenizer {field(r, 'tokenizer.ggml.model')}/{pre} not handled")
+        raise SystemExit(f"{path}: tokenizer {field(r, 'tokenizer.ggml.model')}/{pre} not handled")
     merges = [tuple(str(m).split(" ", 1)) for m in field(r, "tokenizer.ggml.merges")]
     tk = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -120,19 +185,7 @@ def main():
     tk.add_special_tokens([AddedToken(t, special=True, normalized=False)
                            for t, ty in zip(tokens, types) if ty == gguf.TokenType.CONTROL])
     tk.save(str(out / "tokenizer.json"))
-
-    tcfg = {"tokenizer_class": "GPT2Tokenizer", "model_max_length": config["max_position_embeddings"],
-            "add_bos_token": bool(field(r, "tokenizer.ggml.add_bos_token", False))}
-    for name, key in (("bos", "bos_token_id"), ("eos", "eos_token_id"), ("unk", "unknown_token_id"),
-                      ("pad", "padding_token_id")):
-        tid = field(r, f"tokenizer.ggml.{key}")
-        if tid is not None:
-            tcfg[f"{name}_token"] = tokens[int(tid)]
-    template = field(r, "tokenizer.chat_template")
-    if template is not None:
-        tcfg["chat_template"] = str(template)
-    (out / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2, ensure_ascii=False) + "\n")
-    print(f"wrote {out}: {len(tensors)} tensors, {len(tokens)} tokens, {len(merges)} merges")
+    tcfg["tokenizer_class"] = "GPT2Tokenizer"
 
 
 if __name__ == "__main__":

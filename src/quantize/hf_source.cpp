@@ -2,6 +2,7 @@
 // llama.cpp's converter does (hf_arch.*), read row by row from the mapped safetensors (F16, BF16
 // or F32), with the hyper-parameters and tokenizer written as GGUF metadata (hf_tokenizer.*).
 #include <cstring>
+#include <filesystem>
 
 #include "formats/half.h"
 #include "formats/hf_checkpoint.h"
@@ -33,8 +34,12 @@ class HfSource final : public Source {
  public:
   explicit HfSource(const std::string& dir) : ckpt_(HfCheckpoint::open(dir)), plan_(plan_hf_model(ckpt_)) {
     for (const HfTensorPlan& p : plan_.tensors) tensors_.push_back(make_tensor(p));
-    if (!ckpt_.tokenizer_json()) {
-      throw Error(dir + ": no tokenizer.json; a GGUF without a vocabulary cannot run");
+    tok_.tokenizer_json = ckpt_.tokenizer_json();
+    tok_.tokenizer_config_json = ckpt_.tokenizer_config_json();
+    if (std::filesystem::exists(ckpt_.dir() / "tokenizer.model")) tok_.sentencepiece_model = ckpt_.dir() / "tokenizer.model";
+    tok_.config_json = ckpt_.dir() / kHfConfigFile;
+    if (!tok_.tokenizer_json && !tok_.sentencepiece_model) {
+      throw Error(dir + ": no tokenizer.json or tokenizer.model; a GGUF without a vocabulary cannot run");
     }
   }
   std::string description() const override {
@@ -45,8 +50,7 @@ class HfSource final : public Source {
   void write_metadata(GgufWriter& w) const override {
     write_hf_hparams(plan_, w);
     w.set_string("general.name", ckpt_.dir().filename().string());
-    write_hf_tokenizer(*ckpt_.tokenizer_json(), ckpt_.tokenizer_config_json(), ckpt_.dir() / kHfConfigFile,
-                       plan_.n_vocab, w);
+    write_hf_tokenizer(tok_, plan_.n_vocab, w);
   }
 
  private:
@@ -94,6 +98,7 @@ class HfSource final : public Source {
 
   HfCheckpoint ckpt_;
   HfModelPlan plan_;
+  HfTokenizerFiles tok_;
   std::vector<SourceTensor> tensors_;
 };
 

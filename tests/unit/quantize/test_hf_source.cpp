@@ -4,16 +4,21 @@
 //  - tiny llama / qwen2 / gemma3 folders: names, llama's Q/K permute, gemma's 1 + w norms, tied
 //    embeddings, hyper-parameters and vocabulary (scripts/make_tiny_hf.py --check);
 //  - broken folders: unknown architecture, missing tensor, wrong shape give errors naming them;
-//  - SmolLM2 exported as an F16 folder (scripts/export_hf_f16.py): every tensor bit-exact against
-//    the source GGUF dequantized to F16, metadata equal (scripts/check_hf_quantize.py), and
-//    `wisp run` greedy text equal to that of the source converted to F16 directly.
+//  - SmolLM2 (byte-level BPE) and Gemma 3 270M (SentencePiece tokenizer.model) exported as F16
+//    folders (scripts/export_hf_f16.py): every tensor bit-exact against the source GGUF dequantized
+//    to F16, metadata equal to what llama.cpp wrote (scripts/check_hf_quantize.py), and `wisp run`
+//    greedy text equal to that of the source converted to F16 directly.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
+
+#include "quantize/sentencepiece_model.h"
+#include "wisp/error.h"
 
 namespace {
 
@@ -99,11 +104,23 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenCase{"wrong_shape", {"model.safetensors", "model.layers.0.self_attn.k_proj.weight", "[12, 8]", "[4, 8]"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(HfSource, SmolLM2ExportedAsF16FolderRoundTrips) {
-  const std::string model = WISP_MODELS_DIR "/SmolLM2-135M-Instruct.Q4_1.gguf";
+struct RealModel {
+  const char* name;   // test name
+  const char* file;   // under models/
+  bool sentencepiece;  // its export needs the sentencepiece and protobuf Python packages
+};
+
+class RealHf : public ::testing::TestWithParam<RealModel> {};
+
+TEST_P(RealHf, ExportedAsF16FolderRoundTrips) {
+  const RealModel& m = GetParam();
+  const std::string model = std::string(WISP_MODELS_DIR "/") + m.file;
   if (!fs::exists(model)) GTEST_SKIP() << model << " not present (scripts/fetch_models)";
+  if (m.sentencepiece && run("python3 -c 'import sentencepiece.sentencepiece_model_pb2'").rc != 0) {
+    GTEST_SKIP() << "the sentencepiece/protobuf Python packages are needed to write tokenizer.model";
+  }
   TempDir tmp;
-  const std::string dir = tmp.str("smollm2-hf"), out = tmp.str("from_hf.gguf"), ref = tmp.str("from_gguf.gguf");
+  const std::string dir = tmp.str("hf"), out = tmp.str("from_hf.gguf"), ref = tmp.str("from_gguf.gguf");
   Result ex = run("python3 " + kScripts + "export_hf_f16.py " + dir + " --gguf " + model);
   ASSERT_EQ(ex.rc, 0) << ex.out;
   Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
@@ -121,6 +138,27 @@ TEST(HfSource, SmolLM2ExportedAsF16FolderRoundTrips) {
   ASSERT_EQ(b.rc, 0) << b.out;
   EXPECT_FALSE(a.out.empty());
   EXPECT_EQ(a.out, b.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, RealHf,
+                         ::testing::Values(RealModel{"SmolLM2", "SmolLM2-135M-Instruct.Q4_1.gguf", false},
+                                           RealModel{"Gemma3", "gemma-3-270m-q4_k_m.gguf", true}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SentencePieceModel, TruncatedFileIsAnErrorNamingIt) {
+  TempDir tmp;
+  const std::string path = tmp.str("tokenizer.model");
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << std::string("\x0a\x05\x0a\x01", 4);  // pieces: 5 bytes announced, 2 present
+  }
+  try {
+    wisp::quantize::read_sentencepiece_model(path);
+    FAIL() << "no error";
+  } catch (const wisp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
