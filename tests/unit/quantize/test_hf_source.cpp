@@ -46,8 +46,9 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("wisp_hf_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    std::string name = "wisp_hf_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name();
+    for (char& c : name) c = c == '/' ? '_' : c;  // parameterized names ("Archs/TinyHf") hold slashes
+    path_ = fs::temp_directory_path() / name;
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
