@@ -7,6 +7,8 @@
       unknown_arch                   llama's folder with architectures = ["MambaForCausalLM"]
       missing_tensor                 llama's folder without model.layers.1.mlp.up_proj.weight
       wrong_shape                    llama's folder with a [12, 8] model.layers.0.self_attn.k_proj.weight
+      llama_sharded_bf16             llama's tensors as BF16 in two shards with an index (written
+                                     by hand: numpy has no bfloat16), plus reference.npz for --check
   make_tiny_hf.py DIR CASE --check OUT.gguf
                                      checks OUT.gguf (made from DIR with --type f16) against the
                                      folder's arrays transformed as llama.cpp's converter does,
@@ -94,11 +96,53 @@ def write_tokenizer(d):
     return vocab, merges
 
 
+def to_bf16(a):
+    """float32 -> bfloat16 bits by truncation (any 16-bit pattern is a valid bf16), and its value."""
+    bits = (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return bits, (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def write_safetensors(path, arrays):
+    """A safetensors file from (dtype name, shape, raw bytes) entries, per the format's spec."""
+    header, offset, blobs = {}, 0, []
+    for name, (dtype, shape, raw) in arrays.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    Path(path).write_bytes(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
+def make_sharded_bf16(d, t):
+    reference, shards, weight_map = {}, [{}, {}], {}
+    for i, (name, a) in enumerate(sorted(t.items())):
+        if a.ndim == 2:
+            bits, value = to_bf16(a)
+            entry = ("BF16", a.shape, bits.tobytes())
+        else:
+            value = a.astype(np.float32)
+            entry = ("F32", a.shape, value.tobytes())
+        reference[name] = value
+        file = f"model-0000{i % 2 + 1}-of-00002.safetensors"
+        shards[i % 2][name] = entry
+        weight_map[name] = file
+    for k, shard in enumerate(shards):
+        write_safetensors(d / f"model-0000{k + 1}-of-00002.safetensors", shard)
+    (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    np.savez(d / "reference.npz", **reference)
+
+
 def make(d, case):
     d.mkdir(parents=True, exist_ok=True)
     base = case if case in ("llama", "qwen2", "gemma3") else "llama"
     t = hf_tensors(base, np.random.default_rng(7))
     c = config(base)
+    if case == "llama_sharded_bf16":
+        make_sharded_bf16(d, t)
+        (d / "config.json").write_text(json.dumps(c))
+        write_tokenizer(d)
+        return
     if case == "unknown_arch":
         c["architectures"] = ["MambaForCausalLM"]
     elif case == "missing_tensor":
@@ -115,7 +159,11 @@ def permute(w, heads):  # llama.cpp's reorder for the "llama" architecture, writ
 
 
 def expected(d, case):
-    t = load_file(str(d / "model.safetensors"))
+    if (d / "reference.npz").exists():
+        t = dict(np.load(d / "reference.npz"))
+        case = "llama"
+    else:
+        t = load_file(str(d / "model.safetensors"))
     norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
     if case == "gemma3":
         norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
@@ -149,6 +197,7 @@ def expected(d, case):
 
 def check(d, case, out_path):
     r = gguf.GGUFReader(out_path)
+    label, case = case, ("llama" if case == "llama_sharded_bf16" else case)
     problems = []
     want = expected(d, case)
     got = {t.name: t for t in r.tensors}
@@ -186,7 +235,7 @@ def check(d, case, out_path):
         problems.append(f"token types: {types[:5]} ... {types[-1]}")
     for p in problems:
         print(p)
-    print(f"{case}: {'OK' if not problems else 'MISMATCH'}")
+    print(f"{label}: {'OK' if not problems else 'MISMATCH'}")
     return 1 if problems else 0
 
 

@@ -1,8 +1,9 @@
 // `wisp quantize FOLDER` on Hugging Face checkpoint folders (src/quantize/hf_source.cpp).
 // The folders are written by Python scripts with the `safetensors` and `tokenizers` packages and
 // the results judged by the `gguf` package, so wisp is checked against independent code:
-//  - tiny llama / qwen2 / gemma3 folders: names, llama's Q/K permute, gemma's 1 + w norms, tied
-//    embeddings, hyper-parameters and vocabulary (scripts/make_tiny_hf.py --check);
+//  - tiny llama / qwen2 / gemma3 folders (and llama as BF16 in two shards): names, llama's Q/K
+//    permute, gemma's 1 + w norms, tied embeddings, hyper-parameters and vocabulary
+//    (scripts/make_tiny_hf.py --check);
 //  - broken folders: unknown architecture, missing tensor, wrong shape give errors naming them;
 //  - SmolLM2 (byte-level BPE) and Gemma 3 270M (SentencePiece tokenizer.model) exported as F16
 //    folders (scripts/export_hf_f16.py): every tensor bit-exact against the source GGUF dequantized
@@ -75,7 +76,7 @@ TEST_P(TinyHf, ConvertsAsLlamaCppWould) {
   EXPECT_EQ(chk.rc, 0) << chk.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, TinyHf, ::testing::Values("llama", "qwen2", "gemma3"));
+INSTANTIATE_TEST_SUITE_P(Archs, TinyHf, ::testing::Values("llama", "qwen2", "gemma3", "llama_sharded_bf16"));
 
 struct BrokenCase {
   const char* name;
