@@ -13,16 +13,21 @@ namespace wisp {
 
 namespace {
 
-// Polls before sleeping: long enough to catch the next op of a token (a few microseconds apart),
-// short enough not to steal much from other processes when the machine is busy.
-constexpr int kSpins = 2000;
+// Polls before sleeping: a short pause loop catches the next op of a token (microseconds apart)
+// on an idle machine; then yields, which on a busy machine hands the core to whichever thread has
+// work (often our own caller) instead of burning the time slice; then a futex sleep.
+constexpr int kSpins = 200;
+constexpr int kYields = 64;
 
 template <class Pred>
-void spin_then_wait(const Pred& done, const std::atomic<std::uint64_t>& word, std::uint64_t old) {
-  for (int i = 0; i < kSpins; ++i) {
-    if (done()) return;
-    WISP_CPU_RELAX();
-  }
+void poll(const Pred& done) {
+  for (int i = 0; i < kSpins && !done(); ++i) WISP_CPU_RELAX();
+  for (int i = 0; i < kYields && !done(); ++i) std::this_thread::yield();
+}
+
+template <class Pred, class T>
+void spin_then_wait(const Pred& done, const std::atomic<T>& word, T old) {
+  poll(done);
   while (!done()) word.wait(old, std::memory_order_acquire);
 }
 
@@ -57,7 +62,7 @@ void ThreadPool::run(std::int64_t n, Trampoline fn, void* ctx) {
   std::int64_t b, e;
   range(0, b, e);
   fn(ctx, b, e);
-  for (int i = 0; i < kSpins && pending_.load(std::memory_order_acquire) != 0; ++i) WISP_CPU_RELAX();
+  poll([&] { return pending_.load(std::memory_order_acquire) == 0; });
   for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p, std::memory_order_acquire);
 }
 

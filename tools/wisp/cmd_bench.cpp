@@ -291,6 +291,12 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
   add("<rect width='100%' height='100%' fill='white'/>");
   std::snprintf(b, sizeof b, "<text x='%.0f' y='32' font-size='20' text-anchor='middle'>%s</text>", W / 2, xml_escape(title).c_str());
   add(b);
+  // Point labels: the type, prefixed with the model family ("gemma", "SmolLM2") when files of
+  // several families are on the chart.
+  auto family = [](const std::string& file) { return file.substr(0, file.find_first_of("-.")); };
+  std::set<std::string> families;
+  for (const Result& r : rs) families.insert(family(r.file.name));
+  auto label = [&](const Result& r) { return families.size() > 1 ? family(r.file.name) + " " + r.file.type : r.file.type; };
   const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   int panel = 0;
   for (const char* kind : {"pp", "tg"}) {
@@ -346,7 +352,7 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
                     "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s'/><circle cx='%.1f' cy='%.1f' r='5' fill='%s'/>"
                     "<text x='%.1f' y='%.1f' font-size='11' fill='%s'>%s</text>",
                     cx, Y(r->mean - r->stddev), cx, Y(r->mean + r->stddev), col, cx, cy, col, cx + 7, cy - 6, col,
-                    xml_escape(r->file.type).c_str());
+                    xml_escape(label(*r)).c_str());
       add(b);
     }
     ++panel;
