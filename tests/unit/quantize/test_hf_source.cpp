@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "quantize/sentencepiece_model.h"
+#include "tests/support/run_command.h"
 #include "wisp/error.h"
 
 namespace {
@@ -32,14 +33,8 @@ struct Result {
 
 // Runs `cmd` through the shell; stderr joins stdout unless `stdout_only` (generated text alone).
 Result run(const std::string& cmd, bool stdout_only = false) {
-  Result r{-1, {}};
-  FILE* p = popen((cmd + (stdout_only ? " 2>/dev/null" : " 2>&1")).c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const wisp::test::CommandResult r = wisp::test::run_command(cmd);
+  return {r.status, stdout_only ? r.out : r.out + r.err};
 }
 
 // A fresh folder under the system temp dir, removed when the test ends.
