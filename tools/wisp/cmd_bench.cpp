@@ -282,7 +282,7 @@ std::string xml_escape(const std::string& s) {
 // Two panels side by side (prefill, decode): tok/s (with a +-stddev bar) against bits per weight,
 // one labelled point per file, a "nice" linear axis from zero.
 void write_svg(const std::string& path, const std::vector<Result>& rs, const std::string& title) {
-  const double W = 1080, H = 520, pw = 420, ph = 360, top = 80, left0 = 80, gap = 80;
+  const double W = 1080, H = 600, pw = 420, ph = 360, top = 80, left0 = 80, gap = 80;
   std::string svg;
   auto add = [&](const std::string& s) { svg += s + "\n"; };
   char b[512];
@@ -352,21 +352,22 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
                     "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s'/><circle cx='%.1f' cy='%.1f' r='5' fill='%s'/>"
                     "<text x='%.1f' y='%.1f' font-size='11' fill='%s'>%s</text>",
                     cx, Y(r->mean - r->stddev), cx, Y(r->mean + r->stddev), col, cx, cy, col, cx + 7, cy - 6, col,
-                    xml_escape(label(*r)).c_str());
+                    pts.size() <= 4 ? xml_escape(label(*r)).c_str() : "");
       add(b);
     }
     ++panel;
   }
-  // Legend: one line per file.
-  const double ly = H - 10;
-  std::string legend;
-  for (const Result& r : rs) {
-    if (legend.find(r.file.name) != std::string::npos) continue;
-    legend += r.file.name + " (" + r.file.type + ")  ";
+  // Legend: one coloured entry per file (the colours follow the files' order, as in the panels),
+  // three to a row under the charts.
+  std::vector<std::string> names;
+  for (const Result& r : rs)
+    if (std::find(names.begin(), names.end(), r.file.name) == names.end()) names.push_back(r.file.name);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const double lx = 40.0 + 340.0 * static_cast<double>(i % 3), ly = top + ph + 62.0 + 18.0 * static_cast<double>(i / 3);
+    std::snprintf(b, sizeof b, "<circle cx='%.1f' cy='%.1f' r='5' fill='%s'/><text x='%.1f' y='%.1f' font-size='12'>%s</text>", lx,
+                  ly - 4, palette[i % 8], lx + 10, ly, xml_escape(names[i]).c_str());
+    add(b);
   }
-  std::snprintf(b, sizeof b, "<text x='%.0f' y='%.0f' font-size='11' text-anchor='middle'>%s</text>", W / 2, ly,
-                xml_escape(legend.size() > 170 ? legend.substr(0, 167) + "..." : legend).c_str());
-  add(b);
   add("</svg>");
   std::ofstream f(path);
   if (!f) throw Error("bench: cannot write " + path);
