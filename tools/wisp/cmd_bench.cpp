@@ -28,6 +28,8 @@
 #include "core/cpu_features.h"
 #include "formats/gguf_file.h"
 #include "kernels/dot.h"
+#include "plan/decode.h"
+#include "plan/kv_bytes.h"
 #include "wisp/error.h"
 #include "wisp/model.h"
 #include "wisp/session.h"
@@ -145,6 +147,9 @@ struct Result {
   std::vector<double> tok_s;
   double mean = 0.0, stddev = 0.0;
   double gb_s = 0.0;  // effective: tok/s x bytes (decode only)
+  // Decode only: the KV bytes an average step of this test reads (wisp plan's arithmetic: from an
+  // empty cache, step i reads i tokens of K and V, so tgN averages (N + 1) / 2 tokens).
+  std::uint64_t kv_bytes_per_step = 0;
   double load_ms = 0.0;
   double peak_rss_mib = 0.0;
 };
@@ -175,7 +180,8 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
   const auto t0 = Clock::now();
   std::shared_ptr<const Model> model = Model::load(path);
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  Session s(model, {.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads});
+  const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads};
+  Session s(model, so);
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
   auto timed = [&](auto&& body) {
@@ -206,6 +212,11 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
     }
     finish(r);
     r.gb_s = r.mean * static_cast<double>(facts.bytes) / 1e9;
+    const ModelInfo& info = model->info();
+    const std::uint64_t kv_per_token =
+        plan::kv_bytes_per_token(static_cast<std::uint64_t>(info.n_layer), static_cast<std::uint64_t>(info.n_head_kv),
+                                 static_cast<std::uint64_t>(info.head_dim), plan::kv_type_by_name(so.kv_type));
+    r.kv_bytes_per_step = kv_per_token * static_cast<std::uint64_t>(n_gen + 1) / 2;
     out.push_back(r);
   }
   for (Result& r : out) {
@@ -213,6 +224,13 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
     r.peak_rss_mib = peak_rss_mib();
   }
   return out;
+}
+
+// The decode ceiling `wisp plan` predicts for this file on this machine (measured bandwidth, one
+// stream): bandwidth / (weight bytes + KV bytes per step). 0 when there is nothing to predict.
+double ceiling_tok_s(const Result& r, double bw) {
+  if (bw <= 0.0 || r.test.rfind("tg", 0) != 0) return 0.0;
+  return plan::decode_ceiling(bw * 1e9, r.file.bytes, r.kv_bytes_per_step, 1).per_stream_tokens_per_second;
 }
 
 std::string pct(double gb_s, double bw) {
@@ -223,28 +241,32 @@ std::string pct(double gb_s, double bw) {
 }
 
 void print_table(const std::vector<Result>& rs, double bw) {
-  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %8s |\n", "model", "type", "size MiB", "bpw", "test",
-              "tok/s", "GB/s", "% bw", "RSS MiB");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
+  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %13s | %8s |\n", "model", "type", "size MiB", "bpw",
+              "test", "tok/s", "GB/s", "% bw", "ceiling tok/s", "RSS MiB");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
               std::string(10, '-').c_str(), std::string(7, '-').c_str(), std::string(8, '-').c_str(),
               std::string(18, '-').c_str(), std::string(9, '-').c_str(), std::string(8, '-').c_str(),
-              std::string(10, '-').c_str());
+              std::string(15, '-').c_str(), std::string(10, '-').c_str());
   for (const Result& r : rs) {
     char tps[48], gbs[16] = "";
     std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean, r.stddev);
     if (r.gb_s > 0.0) std::snprintf(gbs, sizeof gbs, "%.2f", r.gb_s);
-    std::printf("| %-34s | %-7s | %8.1f | %5.2f | %-6s | %16s | %7s | %6s | %8.0f |\n", r.file.name.c_str(),
+    char ceil[40] = "";
+    if (const double c = ceiling_tok_s(r, bw); c > 0.0)
+      std::snprintf(ceil, sizeof ceil, "%.0f (%.0f%%)", c, 100.0 * r.mean / c);
+    std::printf("| %-34s | %-7s | %8.1f | %5.2f | %-6s | %16s | %7s | %6s | %13s | %8.0f |\n", r.file.name.c_str(),
                 r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), tps, gbs,
-                pct(r.gb_s, bw).c_str(), r.peak_rss_mib);
+                pct(r.gb_s, bw).c_str(), ceil, r.peak_rss_mib);
   }
 }
 
 void print_csv(const std::vector<Result>& rs, double bw) {
-  std::printf("model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib\n");
+  std::printf("model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib,ceiling_tok_s,fraction_of_ceiling\n");
   for (const Result& r : rs) {
-    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f\n", r.file.name.c_str(), r.file.type.c_str(),
+    const double c = ceiling_tok_s(r, bw);
+    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f,%.4f\n", r.file.name.c_str(), r.file.type.c_str(),
                 static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean, r.stddev, r.gb_s,
-                bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib);
+                bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib, c, c > 0 ? r.mean / c : 0.0);
   }
 }
 
@@ -263,6 +285,11 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
                         {"peak_rss_mib", r.peak_rss_mib}};
     if (r.gb_s > 0) e["gb_s"] = r.gb_s;
     if (bw > 0 && r.gb_s > 0) e["pct_bandwidth"] = 100.0 * r.gb_s / bw;
+    if (const double c = ceiling_tok_s(r, bw); c > 0.0) {
+      e["kv_bytes_per_step"] = r.kv_bytes_per_step;
+      e["ceiling_tok_s"] = c;  // wisp plan's decode ceiling at the measured bandwidth
+      e["fraction_of_ceiling"] = r.mean / c;
+    }
     j["results"].push_back(e);
   }
   return j;
