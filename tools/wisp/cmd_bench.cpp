@@ -26,6 +26,7 @@
 #include "args.h"
 #include "commands.h"
 #include "core/cpu_features.h"
+#include "core/read_bandwidth.h"
 #include "formats/gguf_file.h"
 #include "kernels/dot.h"
 #include "plan/decode.h"
@@ -86,24 +87,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// Best of several multi-threaded streaming reads over 1 GiB (far beyond the caches), in GB/s.
-double measure_read_bandwidth(int threads) {
-  const std::size_t n = (std::size_t{1} << 30) / sizeof(std::uint64_t);
-  std::unique_ptr<std::uint64_t[]> buf(new std::uint64_t[n]);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) buf[i] = i;  // touch every page (and on each thread's node)
-  double best = 0.0;
-  for (int run = 0; run < 5; ++run) {
-    std::uint64_t total = 0;
-    const auto t0 = Clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(^ : total)
-    for (std::size_t i = 0; i < n; ++i) total ^= buf[i];
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (total == 42) std::fprintf(stderr, " ");  // keeps the read from being optimized away
-    best = std::max(best, static_cast<double>(n * sizeof(std::uint64_t)) / s / 1e9);
-  }
-  return best;
-}
 
 std::string ftype_name(std::uint64_t ft) {
   static const std::map<std::uint64_t, const char*> names = {
@@ -436,7 +419,7 @@ int cmd_bench(int argc, char** argv) {
   }
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
   // each row reports the largest resident size so far).
-  const double bw = want_bw ? measure_read_bandwidth(threads) : 0.0;
+  const double bw = want_bw ? measure_read_bandwidth(threads) / 1e9 : 0.0;  // GB/s
   if (args.flag("json")) {
     std::printf("%s\n", to_json(results, bw, threads).dump(2).c_str());
   } else if (args.flag("csv")) {

@@ -4,9 +4,11 @@
 // src/plan/; this file only turns flags into PlanInputs and prints the report.
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "args.h"
 #include "commands.h"
+#include "core/read_bandwidth.h"
 #include "formats/block_types.h"
 #include "plan/gguf_model.h"
 #include "plan/plan.h"
@@ -61,7 +63,7 @@ ArgParser make_parser() {
   p.option("overhead").value_name("SIZE").group(mem).default_value("0").help(
       "reserved for activations, runtime, fragmentation: 4GiB");
   p.option("bandwidth").value_name("RATE").group(mem).help(
-      "memory bandwidth for the decode ceiling: 3.35TB/s, 50GB/s");
+      "memory bandwidth for the decode ceiling: 3.35TB/s, 50GB/s, or 'measure' (this machine)");
   p.option("compute").value_name("RATE").group(mem).help(
       "compute rate for prefill: 100TFLOP/s");
   p.option("prompt", ArgKind::kInt).group(mem).help("prompt tokens for prefill (default S)");
@@ -201,7 +203,12 @@ PlanInputs inputs_from_flags(const Args& a) {
   in.budget = positive_size(a, "mem");
   in.overhead = *a.convert("overhead", plan::parse_size);
   if (a.has("overhead") && !in.budget) throw UsageError("--overhead needs --mem");
-  in.bandwidth = positive_rate(a, "bandwidth", plan::parse_bandwidth);
+  if (a.value("bandwidth") == std::optional<std::string>("measure")) {
+    // This machine's own read bandwidth, measured now (a few seconds), with every hardware thread.
+    in.bandwidth = measure_read_bandwidth(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  } else {
+    in.bandwidth = positive_rate(a, "bandwidth", plan::parse_bandwidth);
+  }
   in.compute = positive_rate(a, "compute", plan::parse_flops);
   if (in.compute && !(in.model.params > 0)) {
     throw UsageError("--compute needs the parameter count (--params or -m FILE)");

@@ -52,3 +52,25 @@ TEST(BenchCeiling, DecodeRowsCarryThePlannedCeilingAndTheFraction) {
 }
 
 }  // namespace
+
+namespace {
+
+// `wisp plan --bandwidth measure` predicts from this machine's measured read bandwidth.
+TEST(PlanMeasuredBandwidth, CeilingFollowsTheMeasuredRate) {
+  const std::string path = std::string(WISP_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!std::filesystem::exists(path)) GTEST_FAIL() << path << " is missing: run scripts/fetch_models";
+  const auto r = wisp::test::run_wisp("plan -m " + path + " --ctx 1024 --bandwidth measure --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json d = json::parse(r.out)["decode"];
+  const double bw = d["bandwidth_bytes_per_second"].get<double>();
+  // Any real machine reads between 100 MB/s and 100 TB/s; outside that the measurement is broken.
+  EXPECT_GT(bw, 1e8);
+  EXPECT_LT(bw, 1e14);
+  const json& w = d["weights_only"];
+  EXPECT_NEAR(w["per_stream_tokens_per_second"].get<double>(), bw / w["weight_bytes"].get<double>(), 1e-6);
+  const auto bad = wisp::test::run_wisp("plan -m " + path + " --bandwidth measured");
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--bandwidth"), std::string::npos) << bad.err;
+}
+
+}  // namespace
