@@ -1,5 +1,9 @@
 #include "core/cpu_features.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -13,7 +17,10 @@ CpuFeatures detect_cpu_features() {
   __builtin_cpu_init();
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
-  f.f16c = __builtin_cpu_supports("f16c");
+  // clang 14's builtin does not know "f16c": read CPUID leaf 1, ECX bit 29. F16C uses the AVX
+  // register state, which the avx2 check above already found the OS saves.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  f.f16c = f.avx2 && __get_cpuid(1, &a, &b, &c, &d) != 0 && ((c >> 29) & 1u) != 0;
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
