@@ -10,8 +10,8 @@
 // 8 for Q4_0/Q4_K), so an entry has one function per case. A SIMD implementation that keeps the
 // same lanes returns the same bits; its tests compare it for equality with these.
 //
-// Q2_K, Q3_K and Q5_K one-token dots still use ggml's generic (scalar) order, not its x86 one:
-// close to, but not bit-identical with, llama.cpp on x86.
+// tests/unit/kernels/test_golden_dots.cpp checks these references against libggml-cpu itself
+// (scripts/gen_golden_dots.py) for the K-quants.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +64,7 @@ Isa dot_kernel_isa();
 // The scalar reference kernel for `type_id` (nullptr if none): what SIMD kernels are tested against.
 const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id);
 
-// Scalar reference dots (dot_legacy.cpp, dot_kquant.cpp, dot_float.cpp).
+// Scalar reference dots (dot_legacy.cpp, dot_kquant_x86.cpp, dot_float.cpp).
 namespace scalar {
 float dot_q4_0(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_repacked(const void* w, const void* a, std::int64_t n);

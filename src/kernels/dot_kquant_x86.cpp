@@ -1,6 +1,8 @@
 // K-quant dots in the float orders of llama.cpp's x86-64 build (see ggml_order.h):
-//   - one token, Q4_K and Q6_K: ggml_vec_dot_q{4,6}_K_q8_K (AVX2), 8 integer lanes per
-//     super-block, each scaled by d and FMA-accumulated, folded by hsum8;
+//   - one token, every K-quant: ggml_vec_dot_q*_K_q8_K (AVX2), 8 integer lanes per super-block
+//     (lane l: elements 4l..4l+3 of every 32-value chunk, weighted by their sub-block scale), each
+//     scaled by d and FMA-accumulated, folded by hsum8; the mins term differs per type (Q2_K:
+//     8 more lanes in the same accumulator, Q4_K: 4 lanes of its own, Q5_K: one float);
 //   - batches of 8+ tokens, every K-quant: the tiled GEMM (AVX-512 VNNI), one exact integer sum
 //     per super-block, r = s1 * d_x (- dmin * s2 fused), then acc += r * d_y;
 //   - repacked Q4_K (rows % 8 == 0, any batch): one accumulator per output,
@@ -109,6 +111,85 @@ float dot_q4_k(const void* w, const void* a, std::int64_t n) {
     }
   }
   return ggml::hsum8(acc) + ((macc[0] + macc[2]) + (macc[1] + macc[3]));
+}
+
+namespace {
+
+// The one-token integer lanes: lane l sums, over the 8 chunks of 32 values, scale(sub) times the
+// products of elements 32c + 4l .. 32c + 4l + 3 (exact; any summation order gives these values).
+void chunk_lanes(const KBlock& k, const std::int8_t* a, int lanes[8]) {
+  for (int l = 0; l < 8; ++l) {
+    int lane = 0;
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      const int e0 = 32 * chunk + 4 * l;
+      int dot = 0;
+      for (int e = e0; e < e0 + 4; ++e) dot += k.q[e] * a[e];
+      lane += k.scale[e0 / k.sub_len] * dot;
+    }
+    lanes[l] = lane;
+  }
+}
+
+}  // namespace
+
+// Q2_K: the mins go into the same 8 float lanes first, lane l taking sub-blocks 2l and 2l+1:
+// acc = fma(-d_y * dmin, min . bsums, acc), then acc = fma(d_y * d, lanes, acc).
+float dot_q2_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ2_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  KBlock k;
+  float acc[8] = {};
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    unpack_kblock(x[b], k);
+    const float d = y[b].d * k.d;
+    const float dmin = -y[b].d * k.dmin;
+    int lanes[8];
+    chunk_lanes(k, y[b].qs, lanes);
+    for (int l = 0; l < 8; ++l) {
+      const int prod = k.min[2 * l] * y[b].bsums[2 * l] + k.min[2 * l + 1] * y[b].bsums[2 * l + 1];
+      acc[l] = std::fma(dmin, static_cast<float>(prod), acc[l]);
+      acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
+    }
+  }
+  return ggml::hsum8(acc);
+}
+
+// Q3_K: no mins; the codes' -4 offset is inside the integer lanes.
+float dot_q3_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ3_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  KBlock k;
+  float acc[8] = {};
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    unpack_kblock(x[b], k);
+    const float d = y[b].d * k.d;
+    int lanes[8];
+    chunk_lanes(k, y[b].qs, lanes);
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
+  }
+  return ggml::hsum8(acc);
+}
+
+// Q5_K: the mins term is one exact integer per super-block, added into a float with one FMA
+// (ggml writes summs += dmin * int; its C build contracts that to an FMA), added after hsum8.
+float dot_q5_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ5_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  KBlock k;
+  float acc[8] = {};
+  float summs = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    unpack_kblock(x[b], k);
+    const float d = y[b].d * k.d;
+    const float dmin = -y[b].d * k.dmin;
+    int summ = 0;
+    for (int s = 0; s < 8; ++s) summ += k.min[s] * (y[b].bsums[2 * s] + y[b].bsums[2 * s + 1]);
+    summs = std::fma(dmin, static_cast<float>(summ), summs);
+    int lanes[8];
+    chunk_lanes(k, y[b].qs, lanes);
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
+  }
+  return ggml::hsum8(acc) + summs;
 }
 
 float dot_q6_k(const void* w, const void* a, std::int64_t n) {

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Golden matmul results from llama.cpp's own CPU backend, for wisp's dot-kernel references.
+
+The oracle is libggml-cpu as llama-cpp-python builds it (native flags: on the reference machine,
+AVX-512 with VNNI and BF16): a ggml graph with one mul_mat of a random weight matrix (M rows of K
+values, in the type under test) by N activation columns (float32), computed on the plain CPU
+buffer (no repacking). ggml quantizes the activations itself (Q8_0/Q8_1/Q8_K, or F16/BF16) and
+picks its one-token (N = 1: vec_dot) or batched (N >= 2: tinyBLAS or the tiled GEMM) path, exactly
+as a model run would. wisp's test (tests/unit/kernels/test_golden_dots.cpp) converts the same
+activations with its own quantizer, runs its scalar reference kernels and must get the same bits.
+
+Writes tests/golden/dots/<TYPE>_K<k>_N<n>.bin, one per case:
+  u32 type, u32 K, u32 M, u32 N, then M*row_bytes weight bytes, N*K float32 activations,
+  N*M float32 results (token-major: result[t][row]).
+Random weights: random code bytes with the half scale fields set to moderate values (as
+tests/unit/kernels/random_blocks.h does); one row of all-0xff codes and one of all-zero codes.
+Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tests/golden/dots]
+"""
+import argparse
+import ctypes
+import os
+import struct
+
+import llama_cpp
+import numpy as np
+
+# ggml type ids and, for the quantized types, (block values, block bytes, offsets of half fields).
+TYPES = {
+    "F32": (0, 1, 4, []),
+    "F16": (1, 1, 2, []),
+    "BF16": (30, 1, 2, []),
+    "Q2_K": (10, 256, 84, [80, 82]),
+    "Q3_K": (11, 256, 110, [108]),
+    "Q4_K": (12, 256, 144, [0, 2]),
+    "Q5_K": (13, 256, 176, [0, 2]),
+    "Q6_K": (14, 256, 210, [208]),
+}
+
+# (type, K values per row, N tokens): one token and batches for every type; K not a multiple of
+# 64 (or 16) for the float types, whose kernels take a different path for the tail.
+CASES = [
+    ("Q2_K", 2048, 1), ("Q3_K", 2048, 1), ("Q5_K", 2048, 1), ("Q4_K", 2048, 1), ("Q6_K", 2048, 1),
+    ("Q2_K", 1024, 8), ("Q3_K", 1024, 8), ("Q5_K", 1024, 8),
+    ("F32", 1024, 1), ("F32", 1000, 1), ("F32", 1024, 3), ("F32", 1000, 3),
+    ("F16", 1024, 1), ("F16", 1000, 1), ("F16", 1024, 3), ("F16", 1000, 3),
+    ("BF16", 1024, 1), ("BF16", 1000, 1), ("BF16", 1024, 3), ("BF16", 1000, 3),
+]
+M = 8
+
+
+class InitParams(ctypes.Structure):
+    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p), ("no_alloc", ctypes.c_bool)]
+
+
+def load_ggml():
+    libdir = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
+    base = ctypes.CDLL(os.path.join(libdir, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
+    cpu = ctypes.CDLL(os.path.join(libdir, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
+    p = ctypes.c_void_p
+    base.ggml_init.restype = p
+    base.ggml_init.argtypes = [InitParams]
+    base.ggml_new_tensor_2d.restype = p
+    base.ggml_new_tensor_2d.argtypes = [p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    base.ggml_mul_mat.restype = p
+    base.ggml_mul_mat.argtypes = [p, p, p]
+    base.ggml_new_graph.restype = p
+    base.ggml_new_graph.argtypes = [p]
+    base.ggml_build_forward_expand.argtypes = [p, p]
+    base.ggml_get_data.restype = p
+    base.ggml_get_data.argtypes = [p]
+    base.ggml_nbytes.restype = ctypes.c_size_t
+    base.ggml_nbytes.argtypes = [p]
+    base.ggml_free.argtypes = [p]
+    cpu.ggml_cpu_init.argtypes = []
+    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
+    cpu.ggml_graph_compute_with_ctx.argtypes = [p, p, ctypes.c_int]
+    cpu.ggml_cpu_init()
+    return base, cpu
+
+
+def f32_to_bf16(x):
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def random_weights(rng, name, k):
+    tid, be, bb, halves = TYPES[name]
+    if name == "F32":
+        return rng.standard_normal(M * k).astype(np.float32).tobytes()
+    if name == "F16":
+        return rng.standard_normal(M * k).astype(np.float16).tobytes()
+    if name == "BF16":
+        return f32_to_bf16(rng.standard_normal(M * k)).tobytes()
+    nb = M * k // be
+    w = rng.integers(0, 256, size=(nb, bb), dtype=np.uint8)
+    per_row = k // be
+    w[0:per_row, :] = 0xFF  # row 0: extreme codes
+    w[per_row:2 * per_row, :] = 0  # row 1: zero codes
+    for off in halves:
+        s = rng.uniform(0.001, 0.05, size=nb).astype(np.float16).view(np.uint16)
+        w[:, off] = (s & 0xFF).astype(np.uint8)
+        w[:, off + 1] = (s >> 8).astype(np.uint8)
+    return w.tobytes()
+
+
+def run_case(base, cpu, rng, name, k, n):
+    tid = TYPES[name][0]
+    weights = random_weights(rng, name, k)
+    acts = rng.standard_normal((n, k)).astype(np.float32)
+    acts[:, k // 3] *= 40.0  # one outlier column: stresses the activation scales
+    ctx = base.ggml_init(InitParams(64 << 20, None, False))
+    a = base.ggml_new_tensor_2d(ctx, tid, k, M)
+    b = base.ggml_new_tensor_2d(ctx, 0, k, n)
+    assert base.ggml_nbytes(a) == len(weights)
+    ctypes.memmove(base.ggml_get_data(a), weights, len(weights))
+    ctypes.memmove(base.ggml_get_data(b), acts.tobytes(), acts.nbytes)
+    c = base.ggml_mul_mat(ctx, a, b)
+    gf = base.ggml_new_graph(ctx)
+    base.ggml_build_forward_expand(gf, c)
+    assert cpu.ggml_graph_compute_with_ctx(ctx, gf, 1) == 0
+    out = ctypes.string_at(base.ggml_get_data(c), 4 * M * n)
+    base.ggml_free(ctx)
+    return struct.pack("<4I", tid, k, M, n) + weights + acts.tobytes() + out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden", "dots"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    base, cpu = load_ggml()
+    rng = np.random.default_rng(20240607)
+    for name, k, n in CASES:
+        data = run_case(base, cpu, rng, name, k, n)
+        with open(os.path.join(args.out, f"{name}_K{k}_N{n}.bin"), "wb") as f:
+            f.write(data)
+    print(f"wrote {len(CASES)} cases to {args.out} (llama-cpp-python {llama_cpp.__version__})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+// wisp's scalar reference dots against llama.cpp itself: matmul results computed by libggml-cpu
+// (scripts/gen_golden_dots.py, golden files in tests/golden/dots/) for random weights and float
+// activations. wisp converts the activations with its own quantizer, picks the kernel variant
+// ggml would use for that batch (one-token or batched; never repacked: the oracle's buffer is
+// not) and must return the same bits. The SIMD
+// kernels are tested for equality with these references (test_isa_dots.cpp), so they inherit it.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "formats/block_types.h"
+#include "kernels/act_quant.h"
+#include "kernels/dot.h"
+
+namespace wisp {
+namespace {
+
+struct GoldenCase {
+  std::uint32_t type = 0, k = 0, m = 0, n = 0;
+  std::vector<std::uint8_t> weights;
+  std::vector<float> acts;     // n rows of k
+  std::vector<float> results;  // n rows of m
+};
+
+GoldenCase load(const std::string& name) {
+  const std::string path = std::string(WISP_GOLDEN_DIR) + "/dots/" + name + ".bin";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  GoldenCase c;
+  std::uint32_t hdr[4];
+  f.read(reinterpret_cast<char*>(hdr), sizeof hdr);
+  c.type = hdr[0], c.k = hdr[1], c.m = hdr[2], c.n = hdr[3];
+  c.weights.resize(block_type(static_cast<GgmlType>(c.type)).row_bytes(c.k) * c.m);
+  c.acts.resize(static_cast<std::size_t>(c.n) * c.k);
+  c.results.resize(static_cast<std::size_t>(c.n) * c.m);
+  f.read(reinterpret_cast<char*>(c.weights.data()), static_cast<std::streamsize>(c.weights.size()));
+  f.read(reinterpret_cast<char*>(c.acts.data()), static_cast<std::streamsize>(c.acts.size() * 4));
+  f.read(reinterpret_cast<char*>(c.results.data()), static_cast<std::streamsize>(c.results.size() * 4));
+  if (!f) throw std::runtime_error("truncated " + path);
+  return c;
+}
+
+// Runs the case through `k` (scalar or SIMD) and counts the results that differ in any bit.
+int mismatches(const GoldenCase& c, const kernels::DotKernel& k, std::string* first) {
+  const std::size_t row_bytes = c.weights.size() / c.m;
+  int bad = 0;
+  for (std::uint32_t t = 0; t < c.n; ++t) {
+    // The plain (not repacked) paths: the oracle ran on ggml's plain CPU buffer, which never
+    // repacks, so the one-token and batched kernels are compared whatever the row count.
+    const kernels::ActFormat f = k.act;
+    std::vector<std::uint8_t> act(kernels::act_row_bytes(f, c.k));
+    kernels::convert_act_row(f, c.acts.data() + static_cast<std::size_t>(t) * c.k, act.data(), c.k);
+    const kernels::DotFn dot = k.dot_batched != nullptr && c.n >= static_cast<std::uint32_t>(k.batch_min) ? k.dot_batched : k.dot;
+    for (std::uint32_t r = 0; r < c.m; ++r) {
+      const float got = dot(c.weights.data() + r * row_bytes, act.data(), c.k);
+      const float want = c.results[static_cast<std::size_t>(t) * c.m + r];
+      if (std::bit_cast<std::uint32_t>(got) != std::bit_cast<std::uint32_t>(want)) {
+        if (bad++ == 0 && first) {
+          *first = "token " + std::to_string(t) + " row " + std::to_string(r) + ": wisp " + std::to_string(got) +
+                   " llama.cpp " + std::to_string(want);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+class GoldenDots : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GoldenDots, ScalarReferenceEqualsLlamaCpp) {
+  const GoldenCase c = load(GetParam());
+  const kernels::DotKernel* k = kernels::find_scalar_dot_kernel(c.type);
+  ASSERT_NE(k, nullptr);
+  std::string first;
+  EXPECT_EQ(mismatches(c, *k, &first), 0) << GetParam() << ": " << first;
+}
+
+TEST_P(GoldenDots, EveryIsaEqualsLlamaCpp) {
+  const GoldenCase c = load(GetParam());
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(c.type, isa);
+    if (k == nullptr) continue;  // the CPU lacks this ISA
+    std::string first;
+    EXPECT_EQ(mismatches(c, *k, &first), 0) << GetParam() << " " << isa_name(isa) << ": " << first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LlamaCpp, GoldenDots,
+    ::testing::Values("Q2_K_K2048_N1", "Q3_K_K2048_N1", "Q4_K_K2048_N1", "Q5_K_K2048_N1", "Q6_K_K2048_N1",
+                      "Q2_K_K1024_N8", "Q3_K_K1024_N8", "Q5_K_K1024_N8"),
+    [](const auto& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace wisp
