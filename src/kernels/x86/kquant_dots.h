@@ -1,4 +1,4 @@
-// SIMD dots of Q4_K and Q6_K against Q8_K activations in the float orders of the scalar references
+// SIMD dots of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) against Q8_K activations in the float orders of the scalar references
 // (dot_kquant_x86.cpp): the one-token lanes (8 int32 lanes of 4 consecutive products per 32-value
 // chunk, scaled by the sub-block scale and summed over the super-block), the tiled GEMM (one exact
 // integer per super-block) and, for Q4_K, the repacked GEMV/GEMM. The integer parts are exact in any
@@ -127,6 +127,164 @@ float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {
       isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
     }
     acc = tiled_step(acc, hsum_i32(isum), hsum_i32(q4k_min_products(y[b], s.min)), h2f(x[b].d), h2f(x[b].dmin), y[b].d);
+  }
+  return acc;
+}
+
+// ---- Q2_K, Q3_K, Q5_K -------------------------------------------------------------------------
+
+// Scales of two 16-value sub-blocks as int16 for madd: lanes 0-3 of a 32-value chunk lie in the
+// first sub-block, lanes 4-7 in the second.
+inline __m256i pair_scale(int s_lo, int s_hi) {
+  return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(s_hi)), _mm_set1_epi16(static_cast<short>(s_lo)));
+}
+
+// Q2_K one-token lanes: sum over the 8 chunks of scale * (2-bit codes . a). Chunk 4h + s holds
+// (qs[32h + l] >> 2s) & 3 for l < 32; pair sums of 3 * 128 * 2 cannot saturate maddubs.
+inline __m256i q2k_lanes(const BlockQ2_K& x, const BlockQ8_K& y) {
+  const __m256i m3 = _mm256_set1_epi8(3);
+  __m256i isum = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i bits = load32(x.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) {
+      const int chunk = 4 * h + s;
+      const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * s), m3);
+      const __m256i p = _mm256_maddubs_epi16(q, load32(y.qs + 32 * chunk));
+      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, pair_scale(x.scales[2 * chunk] & 0x0f, x.scales[2 * chunk + 1] & 0x0f)));
+    }
+  }
+  return isum;
+}
+
+// min[2l] * bsums[2l] + min[2l+1] * bsums[2l+1] in lane l (mins are the scale bytes' high nibbles).
+inline __m256i q2k_min_lanes(const BlockQ2_K& x, const BlockQ8_K& y) {
+  const __m128i mins8 = _mm_and_si128(_mm_srli_epi16(load16(x.scales), 4), _mm_set1_epi8(0x0f));
+  return _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins8), load32(y.bsums));
+}
+
+float dot_q2_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ2_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const float d = y[b].d * h2f(x[b].d);
+    const float dmin = -y[b].d * h2f(x[b].dmin);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(q2k_min_lanes(x[b], y[b])), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q2k_lanes(x[b], y[b])), acc);
+  }
+  return hsum8(acc);
+}
+
+float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ2_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    acc = tiled_step(acc, hsum_i32(q2k_lanes(x[b], y[b])), hsum_i32(q2k_min_lanes(x[b], y[b])), h2f(x[b].d),
+                     h2f(x[b].dmin), y[b].d);
+  }
+  return acc;
+}
+
+// Signed 6-bit scales of a Q3_K super-block (stored biased by 32; layout as kquant_unpack.h).
+inline void q3k_scales(const std::uint8_t* s, short out[16]) {
+  for (int k = 0; k < 16; ++k) {
+    const int low = k < 8 ? (s[k] & 0x0f) : (s[k - 8] >> 4);
+    const int high = (s[8 + k % 4] >> (2 * (k / 4))) & 3;
+    out[k] = static_cast<short>((low | (high << 4)) - 32);
+  }
+}
+
+// Q3_K one-token lanes. Code = low 2 bits - 4 where the hmask bit is clear: the two parts go
+// through maddubs separately (both unsigned, pair sums within int16) and are subtracted exactly.
+inline __m256i q3k_lanes(const BlockQ3_K& x, const BlockQ8_K& y) {
+  short sc[16];
+  q3k_scales(x.scales, sc);
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i four = _mm256_set1_epi8(4);
+  const __m256i hbits = load32(x.hmask);
+  __m256i isum = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i bits = load32(x.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) {
+      const int chunk = 4 * h + s;
+      const __m256i bit = _mm256_set1_epi8(static_cast<char>(1u << chunk));
+      const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * s), m3);
+      // 4 where the bit is clear: cmpeq gives 0xff where set, andnot keeps 4 elsewhere.
+      const __m256i hi = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, bit), bit), four);
+      const __m256i av = load32(y.qs + 32 * chunk);
+      const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(lo, av), _mm256_maddubs_epi16(hi, av));
+      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, pair_scale(sc[2 * chunk], sc[2 * chunk + 1])));
+    }
+  }
+  return isum;
+}
+
+float dot_q3_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ3_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const float d = y[b].d * h2f(x[b].d);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q3k_lanes(x[b], y[b])), acc);
+  }
+  return hsum8(acc);
+}
+
+float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ3_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    acc = tiled_step(acc, hsum_i32(q3k_lanes(x[b], y[b])), 0, h2f(x[b].d), 0.0f, y[b].d);
+  }
+  return acc;
+}
+
+// Q5_K one-token lanes: as Q4_K's pairs, with bit 2c (low nibbles) or 2c+1 (high nibbles) of
+// qh[l] as the fifth bit of chunk pair c. Codes <= 31: maddubs pair sums stay within int16.
+inline __m256i q5k_lanes(const BlockQ5_K& x, const BlockQ8_K& y, const Q4KScales& s) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m16 = _mm256_set1_epi8(0x10);
+  const __m256i hbits = load32(x.qh);
+  __m256i isum = _mm256_setzero_si256();
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = load32(x.qs + 32 * c);
+    // Bit 2c of each qh byte moved to bit 4 (shifts within 16-bit words; the mask drops spill).
+    const __m256i h_lo = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 4 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 4), m16);
+    const __m256i h_hi = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 3 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 3), m16);
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
+    const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(y.qs + 64 * c)), _mm256_set1_epi16(s.scale[2 * c]));
+    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y.qs + 64 * c + 32)), _mm256_set1_epi16(s.scale[2 * c + 1]));
+    isum = _mm256_add_epi32(isum, _mm256_add_epi32(plo, phi));
+  }
+  return isum;
+}
+
+float dot_q5_k(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ5_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  float summs = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    const float d = y[b].d * h2f(x[b].d);
+    const float dmin = -y[b].d * h2f(x[b].dmin);
+    summs = __builtin_fmaf(dmin, static_cast<float>(hsum_i32(q4k_min_products(y[b], s.min))), summs);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q5k_lanes(x[b], y[b], s)), acc);
+  }
+  return hsum8(acc) + summs;
+}
+
+float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ5_K*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    acc = tiled_step(acc, hsum_i32(q5k_lanes(x[b], y[b], s)), hsum_i32(q4k_min_products(y[b], s.min)), h2f(x[b].d),
+                     h2f(x[b].dmin), y[b].d);
   }
   return acc;
 }
