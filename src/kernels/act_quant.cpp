@@ -7,6 +7,8 @@
 
 #include "formats/block_layouts.h"
 #include "formats/half.h"
+#include "kernels/dot.h"
+#include "kernels/isa_act_quant.h"
 #include "wisp/error.h"
 
 namespace wisp::kernels {
@@ -69,8 +71,10 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n) {
   return 0;
 }
 
-void quantize_act_q8_0(const float* x, void* out, std::int64_t n) {
-  require_multiple("Q8_0", n, kQK);
+namespace {
+
+// The scalar references (the SIMD quantizers in src/kernels/x86/act_quant.h reproduce their bytes).
+void scalar_q8_0(const float* x, void* out, std::int64_t n) {
   auto* y = static_cast<BlockQ8_0*>(out);
   for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
     const float amax = block_amax(x, kQK);
@@ -81,8 +85,7 @@ void quantize_act_q8_0(const float* x, void* out, std::int64_t n) {
   }
 }
 
-void quantize_act_q8_1(const float* x, void* out, std::int64_t n) {
-  require_multiple("Q8_1", n, kQK);
+void scalar_q8_1(const float* x, void* out, std::int64_t n) {
   auto* y = static_cast<BlockQ8_1*>(out);
   for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {
     const float amax = block_amax(x, kQK);
@@ -100,11 +103,8 @@ void quantize_act_q8_1(const float* x, void* out, std::int64_t n) {
   }
 }
 
-namespace {
-
 // Both Q8_K quantizers; they differ only in which sign wins a tie for the largest magnitude.
 void quantize_q8_K(const float* x, void* out, std::int64_t n, bool positive_wins_ties) {
-  require_multiple("Q8_K", n, kQK_K);
   auto* y = static_cast<BlockQ8_K*>(out);
   for (std::int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
     // The signed value of largest magnitude (the first one on ties, or the positive one).
@@ -137,10 +137,55 @@ void quantize_q8_K(const float* x, void* out, std::int64_t n, bool positive_wins
   }
 }
 
+void scalar_q8_K(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, false); }
+void scalar_q8_Kx4(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, true); }
+
+constexpr IsaActQuant kScalarQuant = {scalar_q8_0, scalar_q8_1, scalar_q8_K, scalar_q8_Kx4};
+
+const IsaActQuant& quantizers_for(Isa isa) {
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) return *avx512_act_quant();
+  if (isa == Isa::kAvx2) return *avx2_act_quant();
+#endif
+  return kScalarQuant;
+}
+
+// The quantizers of the dot kernels' ISA, chosen once (WISP_ISA is read once, like the dot table).
+const IsaActQuant& active_quantizers() {
+  static const IsaActQuant& q = quantizers_for(dot_kernel_isa());
+  return q;
+}
+
 }  // namespace
 
-void quantize_act_q8_K(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, false); }
-void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, true); }
+ActQuantFn find_act_quantizer(ActFormat f, Isa isa) {
+  if (!isa_supported(isa, detect_cpu_features())) return nullptr;
+  const IsaActQuant& q = quantizers_for(isa);
+  switch (f) {
+    case ActFormat::kQ8_0: return q.q8_0;
+    case ActFormat::kQ8_1: return q.q8_1;
+    case ActFormat::kQ8_K: return q.q8_K;
+    case ActFormat::kQ8_Kx4: return q.q8_Kx4;
+    default: return nullptr;
+  }
+}
+
+void quantize_act_q8_0(const float* x, void* out, std::int64_t n) {
+  require_multiple("Q8_0", n, kQK);
+  active_quantizers().q8_0(x, out, n);
+}
+void quantize_act_q8_1(const float* x, void* out, std::int64_t n) {
+  require_multiple("Q8_1", n, kQK);
+  active_quantizers().q8_1(x, out, n);
+}
+void quantize_act_q8_K(const float* x, void* out, std::int64_t n) {
+  require_multiple("Q8_K", n, kQK_K);
+  active_quantizers().q8_K(x, out, n);
+}
+void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n) {
+  require_multiple("Q8_K", n, kQK_K);
+  active_quantizers().q8_Kx4(x, out, n);
+}
 
 void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n) {
   switch (f) {

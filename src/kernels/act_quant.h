@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/cpu_features.h"
+
 namespace wisp::kernels {
 
 // kQ8_Kx4 is Q8_K as ggml's x86 interleaving quantizer makes it for repacked weights: when both
@@ -46,9 +48,18 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n);
 // Converts one row of n floats into format f at `out` (act_row_bytes(f, n) bytes).
 void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n);
 
+// The row quantizers, each running the best implementation for this CPU (the dot kernels' ISA,
+// dot_kernel_isa()); every implementation writes the same bytes as the scalar reference.
 void quantize_act_q8_0(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_1(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_K(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n);
+
+// One implementation of a row quantizer (n a multiple of the block size: not checked here).
+using ActQuantFn = void (*)(const float* x, void* out, std::int64_t n);
+// The quantizer of format f (Q8_0, Q8_1, Q8_K, Q8_Kx4) built for `isa` (Isa::kScalar: the
+// reference), or nullptr when the CPU cannot run `isa` or f is a float format. For tests and
+// benchmarks; an ISA without its own quantizers returns the scalar one.
+ActQuantFn find_act_quantizer(ActFormat f, Isa isa);
 
 }  // namespace wisp::kernels

@@ -20,6 +20,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "random_blocks.h"
+#include "wisp/error.h"
 
 namespace wisp {
 namespace {
@@ -119,6 +120,59 @@ TEST(X86Kernels, NewKQuantsEqualScalarBitForBit) {
       }
     }
   }
+}
+
+// Float rows for the activation quantizers: normal, all-equal, all-zero, tiny with one outlier,
+// +m and -m both at the largest magnitude (either order: the Q8_K tie rules), codes on .5 ties.
+std::vector<std::vector<float>> act_rows(std::int64_t n, std::mt19937& rng) {
+  const auto len = static_cast<std::size_t>(n);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<std::vector<float>> rows(7, std::vector<float>(len));
+  for (auto& v : rows[0]) v = normal(rng) * 3.0f;
+  for (auto& v : rows[1]) v = -0.375f;
+  for (auto& v : rows[3]) v = normal(rng) * 1e-4f;
+  rows[3][len / 3] = -2e3f;
+  for (std::size_t i = 0; i < len; ++i) rows[4][i] = rows[5][i] = normal(rng);
+  for (std::size_t b = 0; b < len; b += 32) {
+    rows[4][b + 3] = -8.0f, rows[4][b + 20] = 8.0f;  // -m first
+    rows[5][b + 3] = 8.0f, rows[5][b + 20] = -8.0f;  // +m first
+  }
+  // Multiples of amax/254 = 0.5 code steps: many exact halves after scaling by 127/amax.
+  for (std::size_t i = 0; i < len; ++i) rows[6][i] = static_cast<float>(static_cast<int>(i % 255) - 127) * (1.0f / 254.0f);
+  return rows;
+}
+
+TEST(X86Kernels, ActivationQuantizersWriteTheScalarBytes) {
+  std::mt19937 rng(5);
+  for (Isa isa : kX86) {
+    if (!runs(isa)) continue;
+    for (ActFormat f : {ActFormat::kQ8_0, ActFormat::kQ8_1, ActFormat::kQ8_K, ActFormat::kQ8_Kx4}) {
+      const kernels::ActQuantFn simd = kernels::find_act_quantizer(f, isa);
+      const kernels::ActQuantFn ref = kernels::find_act_quantizer(f, Isa::kScalar);
+      ASSERT_NE(simd, nullptr);
+      ASSERT_NE(simd, ref) << kernels::act_format_name(f) << ": no " << isa_name(isa) << " quantizer";
+      const std::int64_t block = kernels::act_block_elems(f);
+      for (std::int64_t blocks : {1, 2, 13, 64}) {
+        const std::int64_t n = blocks * block;
+        for (const auto& x : act_rows(n, rng)) {
+          std::vector<std::uint8_t> got(kernels::act_row_bytes(f, n)), want(got.size());
+          simd(x.data(), got.data(), n);
+          ref(x.data(), want.data(), n);
+          EXPECT_EQ(got, want) << kernels::act_format_name(f) << " " << isa_name(isa) << " n=" << n;
+        }
+      }
+    }
+  }
+}
+
+TEST(X86Kernels, PublicQuantizersUseTheDispatchedIsaAndCheckTheLength) {
+  std::vector<float> x(64, 0.5f);
+  std::vector<std::uint8_t> a(kernels::act_row_bytes(ActFormat::kQ8_0, 64)), b(a.size());
+  kernels::quantize_act_q8_0(x.data(), a.data(), 64);
+  kernels::find_act_quantizer(ActFormat::kQ8_0, Isa::kScalar)(x.data(), b.data(), 64);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(kernels::find_act_quantizer(ActFormat::kF32, Isa::kScalar), nullptr);
+  EXPECT_THROW(kernels::quantize_act_q8_K(x.data(), a.data(), 64), Error);
 }
 
 }  // namespace
