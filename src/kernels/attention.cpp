@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "formats/half.h"
+#include "formats/half_rows.h"
 #include "kernels/activations.h"
 #include "kernels/ggml_order.h"
 #include "wisp/error.h"
@@ -17,26 +22,42 @@ namespace wisp::kernels {
 
 namespace {
 
-inline float round_half(float x) { return f16_to_f32(f32_to_f16(x)); }
-
 // The two ways ggml multiplies half-precision rows (both operands already half-valued floats):
 //
 // Batched (tinyBLAS on AVX-512, used when the batch has 2+ tokens and n % 16 == 0): one 16-lane
 // FMA accumulator, element i in lane i % 16, folded by reduce16.
 float dot_f16_gemm(const float* a, const float* b, std::int64_t n) {
+#if defined(__AVX512F__)
+  __m512 acc = _mm512_setzero_ps();
+  for (std::int64_t i = 0; i < n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  return _mm512_reduce_add_ps(acc);  // reduce16's order (ggml_order.h)
+#else
   float acc[16] = {};
   for (std::int64_t i = 0; i < n; i += 16) {
     for (int l = 0; l < 16; ++l) acc[l] = std::fma(a[i + l], b[i + l], acc[l]);
   }
   return ggml::reduce16(acc);
+#endif
 }
 
 // One token (ggml_vec_dot_f16 on AVX-512): four 16-lane accumulators over steps of 64, element i
 // in accumulator (i / 16) % 4, lane i % 16; folded 0+2, 1+3, then 0+1, reduced by reduce16 into
 // a double; the elements past the last whole step are added in double one by one.
 float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
-  float acc[4][16] = {};
   const std::int64_t np = n - n % 64;
+  double sum = 0;
+#if defined(__AVX512F__)
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  for (std::int64_t i = 0; i < np; i += 64) {
+    for (int j = 0; j < 4; ++j) {
+      acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * j), _mm512_loadu_ps(b + i + 16 * j), acc[j]);
+    }
+  }
+  acc[0] = _mm512_add_ps(acc[0], acc[2]);
+  acc[1] = _mm512_add_ps(acc[1], acc[3]);
+  sum = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+#else
+  float acc[4][16] = {};
   for (std::int64_t i = 0; i < np; i += 64) {
     for (int j = 0; j < 4; ++j) {
       for (int l = 0; l < 16; ++l) {
@@ -50,9 +71,33 @@ float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
     acc[1][l] += acc[3][l];
   }
   for (int l = 0; l < 16; ++l) acc[0][l] += acc[1][l];
-  double sum = ggml::reduce16(acc[0]);
+  sum = ggml::reduce16(acc[0]);
+#endif
   for (std::int64_t e = np; e < n; ++e) sum += static_cast<double>(a[e] * b[e]);
   return static_cast<float>(sum);
+}
+
+// row[i] = fma(v[i], w, row[i]) for i < d: one position's term added to one lane of every output.
+inline void axpy_lane(const float* v, float w, float* row, std::int64_t d) {
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  const __m512 wv = _mm512_set1_ps(w);
+  for (; i + 16 <= d; i += 16) {
+    _mm512_storeu_ps(row + i, _mm512_fmadd_ps(_mm512_loadu_ps(v + i), wv, _mm512_loadu_ps(row + i)));
+  }
+#endif
+  for (; i < d; ++i) row[i] = std::fma(v[i], w, row[i]);
+}
+
+// out[i] = reduce16 over the 16 lane rows acc[l * d + i] (l < 16), computed for all i at once:
+// the same additions as reduce16, each on a whole row.
+void reduce16_rows(const float* acc, std::int64_t d, float* out) {
+  for (std::int64_t i = 0; i < d; ++i) {
+    float t[8];
+    for (int l = 0; l < 8; ++l) t[l] = acc[(8 + l) * d + i] + acc[l * d + i];
+    const float u0 = t[4] + t[0], u1 = t[5] + t[1], u2 = t[6] + t[2], u3 = t[7] + t[3];
+    out[i] = (u0 + u2) + (u1 + u3);
+  }
 }
 
 struct Scratch {
@@ -86,7 +131,8 @@ template <class Rows>
 void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const Rows& rows,
                  std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
   const std::int64_t n = pos + 1;
-  for (std::int64_t i = 0; i < d; ++i) s.q[i] = p.round_f16 ? round_half(q_in[i]) : q_in[i];
+  std::copy_n(q_in, d, s.q.data());
+  if (p.round_f16) round_to_f16_row(s.q.data(), d);
   const bool gemm_qk = batched && d % 16 == 0;
 
   std::fill(s.scores.begin(), s.scores.begin() + lo, -std::numeric_limits<float>::infinity());
@@ -102,38 +148,31 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   const std::int64_t padded = (n + 63) / 64 * 64;
   std::fill(s.scores.begin() + n, s.scores.begin() + padded, -std::numeric_limits<float>::infinity());
   softmax(s.scores.data(), padded);
-  for (std::int64_t t = 0; t < padded; ++t) s.probs[t] = p.round_f16 ? round_half(s.scores[t]) : s.scores[t];
+  std::copy_n(s.scores.data(), padded, s.probs.data());
+  if (p.round_f16) round_to_f16_row(s.probs.data(), padded);
 
-  // out[i] = sum_t probs[t] * v[t][i], in the lanes of the same two dot orders, walking the V rows
-  // in position order (each accumulator sees its terms in the order the column dot would). The
-  // padding and the masked positions have probability 0 and would add exact zeros: skipped.
-  if (batched) {
-    std::fill(s.acc.begin(), s.acc.begin() + d * 16, 0.0f);
-    for (std::int64_t t = lo; t <= pos; ++t) {
-      const float* v = rows.value(t, kv_head, s.row.data());
-      const float w = s.probs[t];
-      float* lane = s.acc.data() + (t % 16);
-      for (std::int64_t i = 0; i < d; ++i) lane[16 * i] = std::fma(v[i], w, lane[16 * i]);
-    }
-    for (std::int64_t i = 0; i < d; ++i) out[i] = ggml::reduce16(s.acc.data() + 16 * i);
-  } else {
-    std::fill(s.acc.begin(), s.acc.begin() + d * 64, 0.0f);
-    for (std::int64_t t = lo; t <= pos; ++t) {
-      const float* v = rows.value(t, kv_head, s.row.data());
-      const float w = s.probs[t];
-      float* lane = s.acc.data() + (t % 64);  // accumulator (t / 16) % 4, lane t % 16
-      for (std::int64_t i = 0; i < d; ++i) lane[64 * i] = std::fma(v[i], w, lane[64 * i]);
-    }
-    for (std::int64_t i = 0; i < d; ++i) {
-      float* a = s.acc.data() + 64 * i;  // [4][16]
-      for (int l = 0; l < 16; ++l) {
-        a[l] += a[32 + l];
-        a[16 + l] += a[48 + l];
-      }
-      for (int l = 0; l < 16; ++l) a[l] += a[16 + l];
-      out[i] = static_cast<float>(static_cast<double>(ggml::reduce16(a)));
-    }
+  // out[i] = sum_t probs[t] * v[t][i], in the lanes of the same two dot orders: the batched order
+  // puts position t in lane t % 16, the one-token order in accumulator (t / 16) % 4, lane t % 16,
+  // i.e. lane t % 64 of 64. Lanes are kept as rows of d outputs (acc[lane * d + i]) so that one
+  // position's term is a contiguous FMA over its V row; each lane still sees its terms in
+  // position order. The padding and the masked positions have probability 0 and would add exact
+  // zeros: skipped.
+  const std::int64_t lanes = batched ? 16 : 64;
+  std::fill(s.acc.begin(), s.acc.begin() + d * lanes, 0.0f);
+  for (std::int64_t t = lo; t <= pos; ++t) {
+    const float* v = rows.value(t, kv_head, s.row.data());
+    axpy_lane(v, s.probs[t], s.acc.data() + (t % lanes) * d, d);
   }
+  if (!batched) {
+    // Fold the four accumulators of 16 lanes: 0 += 2, 1 += 3, then 0 += 1.
+    float* a = s.acc.data();
+    for (std::int64_t i = 0; i < 16 * d; ++i) {
+      a[i] += a[32 * d + i];
+      a[16 * d + i] += a[48 * d + i];
+    }
+    for (std::int64_t i = 0; i < 16 * d; ++i) a[i] += a[16 * d + i];
+  }
+  reduce16_rows(s.acc.data(), d, out);  // the one-token path's float -> double -> float is exact
 }
 
 // for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "formats/block_types.h"
+#include "kernels/multi_dots.h"
 #include "wisp/error.h"
 
 namespace wisp::kernels {
@@ -47,16 +48,56 @@ void matmul_impl(const MatrixView& w, const float* x, std::int64_t x_stride, std
   const std::int64_t n_chunks = (w.n_rows + kRowChunk - 1) / kRowChunk;
   // ggml's choice of kernel can depend on the token's place in the batch (repacked GEMM/GEMV).
   std::vector<DotFn> dots(static_cast<std::size_t>(n_tok));
-  for (std::int64_t t = 0; t < n_tok; ++t) dots[static_cast<std::size_t>(t)] = k->select(n_rows, n_tok, t);
+  std::vector<const MultiDot*> multis(static_cast<std::size_t>(n_tok));
+  for (std::int64_t t = 0; t < n_tok; ++t) {
+    dots[static_cast<std::size_t>(t)] = k->select(n_rows, n_tok, t);
+    multis[static_cast<std::size_t>(t)] =
+        t > 0 && dots[static_cast<std::size_t>(t)] == dots[static_cast<std::size_t>(t) - 1]
+            ? multis[static_cast<std::size_t>(t) - 1]
+            : find_multi_dot(*k, dots[static_cast<std::size_t>(t)]);
+  }
+  // Four tokens share one kernel (and so one multi-output variant) when their DotFn is the same.
+  const auto same4 = [&](std::int64_t t) {
+    const auto i = static_cast<std::size_t>(t);
+    return dots[i] == dots[i + 1] && dots[i] == dots[i + 2] && dots[i] == dots[i + 3];
+  };
+  const auto act_row = [&](std::int64_t t) { return act + static_cast<std::size_t>(t) * act_bytes; };
+
   for_each(n_chunks, true, [&](std::int64_t c) {
     const std::int64_t r0 = c * kRowChunk;
     const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
-    // Token-inner: one chunk of weight rows stays in cache while every token passes over it.
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::uint8_t* wr = w.row(r);
-      for (std::int64_t t = 0; t < n_tok; ++t) {
-        y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](wr, act + static_cast<std::size_t>(t) * act_bytes, w.n_cols);
+    float o[4];
+    if (n_tok >= 4) {
+      // Token-inner: one chunk of weight rows stays in cache while every token passes over it;
+      // four tokens per call, so each weight block is unpacked once for four.
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const std::uint8_t* wr = w.row(r);
+        std::int64_t t = 0;
+        while (t < n_tok) {
+          const MultiDot* m = multis[static_cast<std::size_t>(t)];
+          if (m != nullptr && m->tok4 != nullptr && t + 4 <= n_tok && same4(t)) {
+            m->tok4(wr, act_row(t), act_bytes, w.n_cols, o);
+            for (int j = 0; j < 4; ++j) y[(t + j) * y_stride + r] = o[j];
+            t += 4;
+          } else {
+            y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](wr, act_row(t), w.n_cols);
+            ++t;
+          }
+        }
       }
+      return;
+    }
+    // Few tokens (decode): four weight rows per call, four independent FMA chains.
+    for (std::int64_t t = 0; t < n_tok; ++t) {
+      const MultiDot* m = multis[static_cast<std::size_t>(t)];
+      std::int64_t r = r0;
+      if (m != nullptr && m->row4 != nullptr) {
+        for (; r + 4 <= r1; r += 4) {
+          m->row4(w.row(r), w.row_bytes, act_row(t), w.n_cols, o);
+          for (int j = 0; j < 4; ++j) y[t * y_stride + r + j] = o[j];
+        }
+      }
+      for (; r < r1; ++r) y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](w.row(r), act_row(t), w.n_cols);
     }
   });
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formats/half.h"
+#include "formats/half_rows.h"
 #include "formats/wq_format.h"
 #include "wisp/error.h"
 
@@ -29,11 +30,12 @@ void decode_f32(const std::byte* row, float* out, std::int64_t n) {
   std::memcpy(out, row, static_cast<std::size_t>(n) * 4);
 }
 
+// f16 rows start at multiples of 2 bytes (whole rows of halves), so they are read as halves.
 void encode_f16(const float* x, std::int64_t n, std::byte* out) {
-  for (std::int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_f16(x[i]));
+  f32_to_f16_row(x, reinterpret_cast<std::uint16_t*>(out), n);
 }
 void decode_f16(const std::byte* row, float* out, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(load_u16(row + 2 * i));
+  f16_to_f32_row(reinterpret_cast<const std::uint16_t*>(row), out, n);
 }
 
 // ---- q8_0 (GGML's reference quantize_row_q8_0) ----

@@ -1,0 +1,176 @@
+// The x86 bodies of the multi-output dots (kernels/multi_dots.h), compiled per ISA like the
+// one-row kernels they reproduce (legacy_dots.h): per output, the same exact integer lanes per
+// block, the same scale products and the same FMA chains in block order. Only the interleaving
+// across outputs differs, which changes no output's arithmetic.
+#pragma once
+
+#include "formats/block_layouts.h"
+#include "formats/block_types.h"
+#include "kernels/act_quant.h"
+#include "kernels/multi_dots.h"
+#include "kernels/x86/legacy_dots.h"
+#include "kernels/x86/simd.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
+// How each legacy type turns one weight block and one activation block into the 8 int32 lanes
+// of legacy_dots.h. `prep` is the weight-only part (unpacked codes), shared by the four outputs.
+struct Q4_0Ops {
+  using W = BlockQ4_0;
+  using A = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static __m256i prep(const W& x) { return unpack_nibbles(x.qs); }
+  static __m256i lanes(__m256i q, const A& y) { return dot4_offset(q, 8, load32(y.qs)); }
+};
+struct Q4_1Ops {
+  using W = BlockQ4_1;
+  using A = BlockQ8_1;
+  static constexpr bool kHasMin = true;
+  static __m256i prep(const W& x) { return unpack_nibbles(x.qs); }
+  static __m256i lanes(__m256i q, const A& y) { return dot4_u8s8(q, load32(y.qs)); }
+};
+struct Q5_0Ops {
+  using W = BlockQ5_0;
+  using A = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static __m256i prep(const W& x) { return q5_codes(x.qs, x.qh); }
+  static __m256i lanes(__m256i q, const A& y) { return dot4_offset(q, 16, load32(y.qs)); }
+};
+struct Q5_1Ops {
+  using W = BlockQ5_1;
+  using A = BlockQ8_1;
+  static constexpr bool kHasMin = true;
+  static __m256i prep(const W& x) { return q5_codes(x.qs, x.qh); }
+  static __m256i lanes(__m256i q, const A& y) { return dot4_u8s8(q, load32(y.qs)); }
+};
+struct Q8_0Ops {
+  using W = BlockQ8_0;
+  using A = BlockQ8_0;
+  static constexpr bool kHasMin = false;
+  static const std::int8_t* prep(const W& x) { return x.qs; }
+  static __m256i lanes(const std::int8_t* q, const A& y) { return dot4_s8s8(q, y.qs); }
+};
+
+template <class T>
+const typename T::A* act_row(const void* a, std::size_t stride, int j) {
+  return reinterpret_cast<const typename T::A*>(static_cast<const std::uint8_t*>(a) + stride * static_cast<std::size_t>(j));
+}
+template <class T>
+const typename T::W* weight_row(const void* w, std::size_t stride, int j) {
+  return reinterpret_cast<const typename T::W*>(static_cast<const std::uint8_t*>(w) + stride * static_cast<std::size_t>(j));
+}
+
+// Four halves to four floats in one conversion (exact, as h2f).
+inline __m128 h2f4(std::uint16_t h0, std::uint16_t h1, std::uint16_t h2, std::uint16_t h3) {
+  return _mm_cvtph_ps(_mm_setr_epi16(static_cast<short>(h0), static_cast<short>(h1), static_cast<short>(h2),
+                                     static_cast<short>(h3), 0, 0, 0, 0));
+}
+
+// Lane j of a float4 in all 8 lanes.
+template <int J>
+inline __m256 lane(__m128 v) {
+  return _mm256_broadcastss_ps(_mm_permute_ps(v, J * 0x55));
+}
+
+// The exact sums of the 8 int32 lanes of each of four vectors, as one int4 (integer addition, so
+// any order gives the same values as hsum_i32).
+inline __m128i hsum4_i32(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// The 8-lane order of dot_q4_0 .. dot_q8_0: acc = fma(d_x * d_y, lanes, acc) per block, hsum8,
+// plus the chain of m_x * s_y for the types with a minimum. The four outputs' scale products
+// and minimum chains are computed as the four lanes of one float4 (the same IEEE operations per
+// lane), then each lane is broadcast to its output's 8-lane FMA.
+template <class T>
+inline void fma4(const __m256i (&l)[4], __m128 scale, __m256 (&acc)[4]) {
+  acc[0] = _mm256_fmadd_ps(lane<0>(scale), _mm256_cvtepi32_ps(l[0]), acc[0]);
+  acc[1] = _mm256_fmadd_ps(lane<1>(scale), _mm256_cvtepi32_ps(l[1]), acc[1]);
+  acc[2] = _mm256_fmadd_ps(lane<2>(scale), _mm256_cvtepi32_ps(l[2]), acc[2]);
+  acc[3] = _mm256_fmadd_ps(lane<3>(scale), _mm256_cvtepi32_ps(l[3]), acc[3]);
+}
+
+template <class T>
+inline void finish4(const __m256 (&acc)[4], __m128 summs, float* out) {
+  alignas(16) float m[4];
+  _mm_store_ps(m, summs);
+  for (int j = 0; j < 4; ++j) out[j] = T::kHasMin ? hsum8(acc[j]) + m[j] : hsum8(acc[j]);
+}
+
+template <class T>
+void tok4_lanes(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  const auto* x = static_cast<const typename T::W*>(w);
+  const typename T::A* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = act_row<T>(a, a_stride, j);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m128 summs = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const auto q = T::prep(x[b]);
+    const __m128 dy = h2f4(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
+    if constexpr (T::kHasMin) {
+      const __m128 sy = h2f4(y[0][b].s, y[1][b].s, y[2][b].s, y[3][b].s);
+      summs = _mm_fmadd_ps(_mm_set1_ps(h2f(x[b].m)), sy, summs);
+    }
+    const __m256i l[4] = {T::lanes(q, y[0][b]), T::lanes(q, y[1][b]), T::lanes(q, y[2][b]), T::lanes(q, y[3][b])};
+    fma4<T>(l, _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), dy), acc);
+  }
+  finish4<T>(acc, summs, out);
+}
+
+template <class T>
+void row4_lanes(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
+  const auto* y = static_cast<const typename T::A*>(a);
+  const typename T::W* x[4];
+  for (int j = 0; j < 4; ++j) x[j] = weight_row<T>(w, w_stride, j);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m128 summs = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m128 dx = h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+    if constexpr (T::kHasMin) {
+      const __m128 mx = h2f4(x[0][b].m, x[1][b].m, x[2][b].m, x[3][b].m);
+      summs = _mm_fmadd_ps(mx, _mm_set1_ps(h2f(y[b].s)), summs);
+    }
+    const __m256i l[4] = {T::lanes(T::prep(x[0][b]), y[b]), T::lanes(T::prep(x[1][b]), y[b]),
+                          T::lanes(T::prep(x[2][b]), y[b]), T::lanes(T::prep(x[3][b]), y[b])};
+    fma4<T>(l, _mm_mul_ps(dx, _mm_set1_ps(h2f(y[b].d))), acc);
+  }
+  finish4<T>(acc, summs, out);
+}
+
+// dot_q4_0_repacked's order: per block the exact integer sum, acc = fma(sum, d_x * d_y, acc);
+// the four outputs' chains are the four lanes of one float4.
+void tok4_q4_0_repacked(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const BlockQ8_0* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = act_row<Q4_0Ops>(a, a_stride, j);
+  __m128 acc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m256i q = unpack_nibbles(x[b].qs);
+    const __m128i sums = hsum4_i32(dot4_offset(q, 8, load32(y[0][b].qs)), dot4_offset(q, 8, load32(y[1][b].qs)),
+                                   dot4_offset(q, 8, load32(y[2][b].qs)), dot4_offset(q, 8, load32(y[3][b].qs)));
+    const __m128 scale = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), h2f4(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d));
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), scale, acc);
+  }
+  _mm_storeu_ps(out, acc);
+}
+
+void row4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const BlockQ4_0* x[4];
+  for (int j = 0; j < 4; ++j) x[j] = weight_row<Q4_0Ops>(w, w_stride, j);
+  __m128 acc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m256i ya = load32(y[b].qs);
+    const __m128i sums =
+        hsum4_i32(dot4_offset(unpack_nibbles(x[0][b].qs), 8, ya), dot4_offset(unpack_nibbles(x[1][b].qs), 8, ya),
+                  dot4_offset(unpack_nibbles(x[2][b].qs), 8, ya), dot4_offset(unpack_nibbles(x[3][b].qs), 8, ya));
+    const __m128 scale = _mm_mul_ps(h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d), _mm_set1_ps(h2f(y[b].d)));
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), scale, acc);
+  }
+  _mm_storeu_ps(out, acc);
+}
+
+}  // namespace
+}  // namespace wisp::kernels::x86

@@ -1,0 +1,131 @@
+// The multi-output dots (kernels/multi_dots.h) against the one-row scalar references they stand
+// in for: every output bit-identical, for every ISA this CPU runs, every type and slot with a
+// variant, row lengths of one block to many, and activations with ties and extremes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "formats/block_types.h"
+#include "kernels/act_quant.h"
+#include "kernels/dot.h"
+#include "kernels/matmul.h"
+#include "kernels/multi_dots.h"
+#include "random_blocks.h"
+
+namespace wisp {
+namespace {
+
+kernels::DotFn slot_fn(const kernels::DotKernel& k, kernels::DotSlot s) {
+  switch (s) {
+    case kernels::DotSlot::kDot: return k.dot;
+    case kernels::DotSlot::kBatched: return k.dot_batched;
+    case kernels::DotSlot::kRepacked: return k.dot_repacked;
+    case kernels::DotSlot::kRepackedX4: return k.dot_repacked_x4;
+  }
+  return nullptr;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// n_rows activation rows in format f: normal values, plus exact +-max ties and a zero block.
+std::vector<std::uint8_t> activations(kernels::ActFormat f, std::int64_t n_rows, std::int64_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const std::size_t bytes = kernels::act_row_bytes(f, n);
+  std::vector<std::uint8_t> out(bytes * static_cast<std::size_t>(n_rows));
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n_rows; ++r) {
+    for (auto& v : x) v = normal(rng);
+    x[1] = 3.0f;
+    x[2] = -3.0f;
+    if (n >= 64 && r % 2 == 1) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
+    if (r == 3) x[0] = 1e4f;  // one huge value: the rest of its block quantizes to zeros
+    kernels::convert_act_row(f, x.data(), out.data() + bytes * static_cast<std::size_t>(r), n);
+  }
+  return out;
+}
+
+TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
+  int checked = 0;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    std::size_t n_entries = 0;
+    const kernels::MultiDot* entries = kernels::multi_dots_for(isa, &n_entries);
+    for (std::size_t e = 0; e < n_entries; ++e) {
+      const kernels::MultiDot& m = entries[e];
+      const kernels::DotKernel* ref = kernels::find_scalar_dot_kernel(m.weight_type);
+      ASSERT_NE(ref, nullptr);
+      const kernels::DotFn single = slot_fn(*ref, m.slot);
+      ASSERT_NE(single, nullptr) << "a variant for an empty slot";
+      const auto type = static_cast<GgmlType>(m.weight_type);
+      const BlockTypeInfo& info = block_type(type);
+      std::mt19937 rng(1234 + static_cast<unsigned>(e));
+      for (std::int64_t n : {32, 64, 576, 2080}) {
+        const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
+                                  std::to_string(static_cast<int>(m.slot)) + " n " + std::to_string(n);
+        const auto w = test::random_matrix(type, 4, n, rng);
+        const std::size_t w_stride = info.row_bytes(n);
+        const auto a = activations(ref->act, 4, n, rng);
+        const std::size_t a_stride = kernels::act_row_bytes(ref->act, n);
+        float out[4];
+        if (m.tok4 != nullptr) {
+          for (int r = 0; r < 4; ++r) {
+            m.tok4(w.data() + w_stride * r, a.data(), a_stride, n, out);
+            for (int j = 0; j < 4; ++j) {
+              const float want = single(w.data() + w_stride * r, a.data() + a_stride * j, n);
+              ASSERT_TRUE(same_bits(out[j], want)) << where << " tok4 row " << r << " token " << j << ": " << out[j]
+                                                   << " vs " << want;
+            }
+          }
+        }
+        if (m.row4 != nullptr) {
+          for (int t = 0; t < 4; ++t) {
+            m.row4(w.data(), w_stride, a.data() + a_stride * t, n, out);
+            for (int j = 0; j < 4; ++j) {
+              const float want = single(w.data() + w_stride * j, a.data() + a_stride * t, n);
+              ASSERT_TRUE(same_bits(out[j], want)) << where << " row4 row " << j << " token " << t << ": " << out[j]
+                                                   << " vs " << want;
+            }
+          }
+        }
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "this CPU runs no x86 SIMD path";
+}
+
+// Through the matmul: batches that mix four-token groups with a tail, and row counts that mix
+// four-row groups with a tail, give what one-output calls give.
+TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
+  std::mt19937 rng(99);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0}) {
+    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 3}, {21, 9}, {16, 4}}) {
+      const std::int64_t cols = 96;
+      const auto wbytes = test::random_matrix(type, rows, cols, rng);
+      const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
+                                  block_type(type).row_bytes(cols)};
+      std::vector<float> x(static_cast<std::size_t>(n_tok * cols));
+      for (auto& v : x) v = normal(rng);
+      std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
+      kernels::MatmulScratch scratch;
+      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1);
+      const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
+      for (std::int64_t t = 0; t < n_tok; ++t) {
+        const kernels::ActFormat f = k->act_for(rows, n_tok, t);
+        std::vector<std::uint8_t> act(kernels::act_row_bytes(f, cols));
+        kernels::convert_act_row(f, x.data() + t * cols, act.data(), cols);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          ASSERT_TRUE(same_bits(y[t * rows + r], k->select(rows, n_tok, t)(w.row(r), act.data(), cols)))
+              << block_type(type).name << " rows " << rows << " tokens " << n_tok << " token " << t << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wisp
