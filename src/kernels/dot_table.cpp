@@ -75,7 +75,7 @@ const DotKernel* find_dot_kernel_for(std::uint32_t type_id, Isa isa) {
   for (const DotKernel& k : table_for(isa)) {
     if (k.weight_type == type_id) return &k;
   }
-  return find_wq_dot_kernel(type_id);
+  return find_wq_dot_kernel_for(type_id, isa);
 }
 
 Isa dot_kernel_isa() {
