@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "formats/half.h"
 #include "kernels/ggml_order.h"
@@ -64,7 +65,26 @@ void silu_mul(const float* gate, const float* up, float* out, std::int64_t n) {
   for (std::int64_t i = simd; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+namespace {
+
+// gelu_tanh of every half value, rounded to half: ggml's GELU table, which its gelu reads for
+// inputs in (-10, 10) after rounding them to half. Built once per process (65,536 tanh calls),
+// then only read.
+const std::vector<std::uint16_t>& gelu_f16_table() {
+  static const std::vector<std::uint16_t> table = [] {
+    std::vector<std::uint16_t> t(65536);
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+      t[h] = f32_to_f16(gelu_tanh(f16_to_f32(static_cast<std::uint16_t>(h))));
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
 void gelu_tanh_mul(const float* gate, const float* up, float* out, std::int64_t n) {
+  const std::vector<std::uint16_t>& table = gelu_f16_table();
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     float act;
@@ -73,8 +93,7 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, std::int64_t 
     } else if (g >= 10.0f) {
       act = g;
     } else {
-      // The table entry for half(g): gelu of the half value, rounded to half.
-      act = f16_to_f32(f32_to_f16(gelu_tanh(f16_to_f32(f32_to_f16(g)))));
+      act = f16_to_f32(table[f32_to_f16(g)]);
     }
     out[i] = act * up[i];
   }

@@ -8,6 +8,7 @@
 #include "formats/block_types.h"
 #include "kernels/act_quant.h"
 #include "kernels/multi_dots.h"
+#include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"
 #include "kernels/x86/simd.h"
 
@@ -168,6 +169,144 @@ void row4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std:
                   dot4_offset(unpack_nibbles(x[2][b].qs), 8, ya), dot4_offset(unpack_nibbles(x[3][b].qs), 8, ya));
     const __m128 scale = _mm_mul_ps(h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d), _mm_set1_ps(h2f(y[b].d)));
     acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), scale, acc);
+  }
+  _mm_storeu_ps(out, acc);
+}
+
+// ---- K-quants ----------------------------------------------------------------------------------
+
+// Transposes four int4 rows (m[j] = the four values of token j) into four int4 columns.
+inline void transpose4_i32(const __m128i (&m)[4], __m128i (&out)[4]) {
+  __m128 r0 = _mm_castsi128_ps(m[0]), r1 = _mm_castsi128_ps(m[1]), r2 = _mm_castsi128_ps(m[2]),
+         r3 = _mm_castsi128_ps(m[3]);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  out[0] = _mm_castps_si128(r0);
+  out[1] = _mm_castps_si128(r1);
+  out[2] = _mm_castps_si128(r2);
+  out[3] = _mm_castps_si128(r3);
+}
+
+// q4k_pair with the weight nibbles already split (lo, hi), so four tokens share the unpacking.
+inline __m256i q4k_pair_codes(__m256i lo, __m256i hi, const std::int8_t* a, short s_lo, short s_hi) {
+  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), _mm256_set1_epi16(s_lo));
+  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), _mm256_set1_epi16(s_hi));
+  return _mm256_add_epi32(plo, phi);
+}
+
+// dot_q4_k_repacked_x4 (ggml's repacked Q4_K GEMM: one float update per 2 sub-blocks) for four
+// tokens: lane j of acc/macc is token j's pair of chains, with the same operations in the same order.
+void tok4_q4_k_repacked_x4(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  const auto* x = static_cast<const BlockQ4_K*>(w);
+  const BlockQ8_K* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m128 acc = _mm_setzero_ps(), macc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const Q4KScales s = q4k_scales(x[b].scales);
+    const __m128 yd = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
+    const __m128 dd = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), yd);
+    const __m128 dm = _mm_mul_ps(_mm_set1_ps(h2f(x[b].dmin)), yd);
+    const __m128i mins[4] = {q4k_min_products(y[0][b], s.min), q4k_min_products(y[1][b], s.min),
+                             q4k_min_products(y[2][b], s.min), q4k_min_products(y[3][b], s.min)};
+    __m128i mins_by_pair[4];
+    transpose4_i32(mins, mins_by_pair);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q = load32(x[b].qs + 32 * c);
+      const __m256i lo = _mm256_and_si256(q, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      const short s_lo = s.scale[2 * c], s_hi = s.scale[2 * c + 1];
+      const __m128i sums = hsum4_i32(q4k_pair_codes(lo, hi, y[0][b].qs + 64 * c, s_lo, s_hi),
+                                     q4k_pair_codes(lo, hi, y[1][b].qs + 64 * c, s_lo, s_hi),
+                                     q4k_pair_codes(lo, hi, y[2][b].qs + 64 * c, s_lo, s_hi),
+                                     q4k_pair_codes(lo, hi, y[3][b].qs + 64 * c, s_lo, s_hi));
+      acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), dd, acc);
+      macc = _mm_fmadd_ps(_mm_cvtepi32_ps(mins_by_pair[c]), dm, macc);
+    }
+  }
+  _mm_storeu_ps(out, _mm_sub_ps(acc, macc));
+}
+
+// dot_q4_k_repacked (ggml's repacked Q4_K GEMV: one float update per super-block) for four rows.
+void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const BlockQ4_K* x[4];
+  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  __m128 acc = _mm_setzero_ps(), macc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const __m128 yd = _mm_set1_ps(y[b].d);
+    const __m128 dd = _mm_mul_ps(h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d), yd);
+    const __m128 dm = _mm_mul_ps(h2f4(x[0][b].dmin, x[1][b].dmin, x[2][b].dmin, x[3][b].dmin), yd);
+    __m256i isum[4];
+    __m128i mins[4];
+    for (int j = 0; j < 4; ++j) {
+      const Q4KScales s = q4k_scales(x[j][b].scales);
+      mins[j] = q4k_min_products(y[b], s.min);
+      isum[j] = _mm256_setzero_si256();
+      for (int c = 0; c < 4; ++c) {
+        isum[j] = _mm256_add_epi32(isum[j], q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+      }
+    }
+    // hsum of four int4 vectors: widen each to 8 lanes with zeros (exact integer sums either way).
+    const __m128i msum = hsum4_i32(_mm256_castsi128_si256(mins[0]) , _mm256_castsi128_si256(mins[1]),
+                                   _mm256_castsi128_si256(mins[2]), _mm256_castsi128_si256(mins[3]));
+    acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(isum[0], isum[1], isum[2], isum[3])), dd, acc);
+    macc = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), dm, macc);
+  }
+  _mm_storeu_ps(out, _mm_sub_ps(acc, macc));
+}
+
+// dot_q4_k (one token, rows not repacked) for four rows: 8-lane chains per row.
+void row4_q4_k(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const BlockQ4_K* x[4];
+  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m128 macc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    for (int j = 0; j < 4; ++j) {
+      const Q4KScales s = q4k_scales(x[j][b].scales);
+      const float d = y[b].d * h2f(x[j][b].d);
+      const float dmin = -y[b].d * h2f(x[j][b].dmin);
+      macc[j] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc[j]);
+      __m256i isum = _mm256_setzero_si256();
+      for (int c = 0; c < 4; ++c) {
+        isum = _mm256_add_epi32(isum, q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+      }
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) out[j] = hsum8(acc[j]) + hsum4(macc[j]);
+}
+
+// dot_q6_k (one token) for four rows.
+void row4_q6_k(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const BlockQ6_K* x[4];
+  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ6_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    for (int j = 0; j < 4; ++j) {
+      const float d = y[b].d * h2f(x[j][b].d);
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_lanes(x[j][b], y[b])), acc[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) out[j] = hsum8(acc[j]);
+}
+
+// dot_q6_k_tiled (the tiled GEMM: one exact integer per super-block, then the float step) for
+// four tokens; lane j of the float4 is token j's chain.
+void tok4_q6_k_tiled(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  const auto* x = static_cast<const BlockQ6_K*>(w);
+  const BlockQ8_K* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
+  __m128 acc = _mm_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const __m128i sums = hsum4_i32(q6k_lanes(x[b], y[0][b]), q6k_lanes(x[b], y[1][b]), q6k_lanes(x[b], y[2][b]),
+                                   q6k_lanes(x[b], y[3][b]));
+    // tiled_step with dmin = 0 and s2 = 0: r = s1 * d; acc + r * yd.
+    const __m128 r = _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_set1_ps(h2f(x[b].d)));
+    const __m128 yd = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
+    acc = _mm_add_ps(acc, _mm_mul_ps(r, yd));
   }
   _mm_storeu_ps(out, acc);
 }

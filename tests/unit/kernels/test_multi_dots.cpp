@@ -62,7 +62,8 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       const auto type = static_cast<GgmlType>(m.weight_type);
       const BlockTypeInfo& info = block_type(type);
       std::mt19937 rng(1234 + static_cast<unsigned>(e));
-      for (std::int64_t n : {32, 64, 576, 2080}) {
+      const std::int64_t blk = kernels::act_block_elems(ref->act);
+      for (std::int64_t n : {blk, 2 * blk, 18 * blk, 65 * blk}) {
         const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
                                   std::to_string(static_cast<int>(m.slot)) + " n " + std::to_string(n);
         const auto w = test::random_matrix(type, 4, n, rng);
@@ -102,9 +103,12 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
 TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
   std::mt19937 rng(99);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0}) {
-    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 3}, {21, 9}, {16, 4}}) {
-      const std::int64_t cols = 96;
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
+                        GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    // Row counts with and without ggml's repacking (multiples of 8) and batches on both sides of
+    // the tiled K-quant GEMM's threshold, with and without a tail of fewer than four tokens.
+    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 1}, {24, 3}, {21, 9}, {16, 4}, {16, 11}}) {
+      const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 96;
       const auto wbytes = test::random_matrix(type, rows, cols, rng);
       const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
                                   block_type(type).row_bytes(cols)};
