@@ -3,12 +3,16 @@
 // (weight bytes read per second: what decode is bound by). Run: build-*/bench/bench_kernels.
 #include <benchmark/benchmark.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/cpu_features.h"
 #include "formats/block_types.h"
+#include "formats/half.h"
+#include "formats/wq_format.h"
+#include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/matmul.h"
 #include "random_blocks.h"
@@ -27,14 +31,31 @@ struct Shape {
 constexpr Shape kShapes[] = {
     {"smollm2.ffn_up", 576, 1536}, {"smollm2.ffn_down", 1536, 576}, {"smollm2.output", 576, 49152}, {"gemma3.ffn_down", 2048, 640}};
 
-void gemv(benchmark::State& state, GgmlType type, Shape shape, Isa isa) {
-  const auto* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), isa);
+// Random WQ rows: random planes and zero-points, moderate half scales.
+std::vector<std::uint8_t> random_wq(std::uint32_t id, const Shape& shape, std::mt19937& rng) {
+  const WqFormat f = wq_format(id);
+  const std::size_t bb = f.block_bytes();
+  std::vector<std::uint8_t> w(bb * static_cast<std::size_t>(shape.n_rows * shape.n_cols / f.group));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : w) b = static_cast<std::uint8_t>(byte(rng));
+  for (std::size_t g = 0; g < w.size() / bb; ++g) {
+    const std::uint16_t s = f32_to_f16(0.01f);
+    std::memcpy(w.data() + g * bb, &s, 2);
+    w[g * bb + 2] = static_cast<std::uint8_t>(w[g * bb + 2] % (f.max_code() + 1));
+    w[g * bb + 3] = 0;
+  }
+  return w;
+}
+
+void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa) {
+  const auto* k = kernels::find_dot_kernel_for(type, isa);
   if (k == nullptr) {
     state.SkipWithError("ISA not supported on this CPU");
     return;
   }
   std::mt19937 rng(7);
-  const std::vector<std::uint8_t> w = test::random_matrix(type, shape.n_rows, shape.n_cols, rng);
+  const std::vector<std::uint8_t> w =
+      is_wq_type(type) ? random_wq(type, shape, rng) : test::random_matrix(static_cast<GgmlType>(type), shape.n_rows, shape.n_cols, rng);
   const std::size_t row_bytes = w.size() / static_cast<std::size_t>(shape.n_rows);
   std::vector<float> x(static_cast<std::size_t>(shape.n_cols));
   std::normal_distribution<float> normal;
@@ -52,20 +73,54 @@ void gemv(benchmark::State& state, GgmlType type, Shape shape, Isa isa) {
                                                  benchmark::Counter::kIs1024);
 }
 
+// Activation quantization of one row (what each matmul does once per token), bytes/s of input floats.
+void act_quant(benchmark::State& state, kernels::ActFormat f, std::int64_t n, Isa isa) {
+  const kernels::ActQuantFn q = kernels::find_act_quantizer(f, isa);
+  if (q == nullptr) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (float& v : x) v = normal(rng);
+  std::vector<std::uint8_t> out(kernels::act_row_bytes(f, n));
+  for (auto _ : state) {
+    q(x.data(), out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(n * 4), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1024);
+}
+
 const int kRegistered = [] {
-  constexpr GgmlType types[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
-                                GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kF16};
-  for (GgmlType t : types) {
-    const bool k_quant = block_type(t).block_elems == 256;
+  constexpr auto id = [](GgmlType t) { return static_cast<std::uint32_t>(t); };
+  const std::uint32_t types[] = {id(GgmlType::kQ4_0), id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1),
+                                 id(GgmlType::kQ8_0), id(GgmlType::kQ2_K), id(GgmlType::kQ3_K), id(GgmlType::kQ4_K),
+                                 id(GgmlType::kQ5_K), id(GgmlType::kQ6_K), id(GgmlType::kF16), wq_type_id(2, 64),
+                                 wq_type_id(3, 64), wq_type_id(4, 32), wq_type_id(4, 128), wq_type_id(5, 64),
+                                 wq_type_id(6, 64), wq_type_id(8, 32)};
+  for (std::uint32_t t : types) {
+    const BlockTypeInfo* info = find_block_type(t);
+    const std::string tname = info != nullptr ? info->name : std::to_string(t);
+    const bool k_quant = info != nullptr && info->block_elems == 256;
     for (const Shape& s : kShapes) {
       if (k_quant && s.n_cols % 256 != 0) continue;
-      if (std::string(s.what) == "smollm2.output" && t != GgmlType::kQ8_0) continue;  // the real model's type only
+      if (std::string(s.what) == "smollm2.output" && t != id(GgmlType::kQ8_0)) continue;  // the real model's type only
       for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-        const std::string name = std::string("gemv/") + block_type(t).name + "/" + s.what + "/" + isa_name(isa);
+        const std::string name = "gemv/" + tname + "/" + s.what + "/" + isa_name(isa);
         benchmark::RegisterBenchmark(name.c_str(), gemv, t, s, isa);
       }
     }
   }
+#if !defined(__aarch64__)
+  for (kernels::ActFormat f : {kernels::ActFormat::kQ8_0, kernels::ActFormat::kQ8_1, kernels::ActFormat::kQ8_K}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+      const std::string name = std::string("act_quant/") + kernels::act_format_name(f) + "/2048/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), act_quant, f, std::int64_t{2048}, isa);
+    }
+  }
+#endif
   return 0;
 }();
 
