@@ -9,7 +9,9 @@
 
 namespace wisp {
 
-CpuFeatures detect_cpu_features() {
+namespace {
+
+CpuFeatures read_cpu_features() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
   // GCC/Clang's builtins read cpuid and check XCR0, so a feature the OS does not save (AVX-512
@@ -27,6 +29,15 @@ CpuFeatures detect_cpu_features() {
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
 #endif
   return f;
+}
+
+}  // namespace
+
+// The features cannot change while the process runs; the dot-kernel lookup asks on every matmul,
+// so they are read once.
+CpuFeatures detect_cpu_features() {
+  static const CpuFeatures features = read_cpu_features();
+  return features;
 }
 
 bool isa_supported(Isa isa, const CpuFeatures& f) {
