@@ -18,6 +18,8 @@
 
 namespace wisp::kernels {
 
+struct SparseRows;  // kernels/sparse_add.h
+
 // A row-major matrix of n_rows rows, each n_cols values in block type `type_id` (row_bytes bytes).
 // GGUF's ne[0] is n_cols (the input dimension), ne[1] is n_rows (the output dimension).
 struct MatrixView {
@@ -26,6 +28,9 @@ struct MatrixView {
   std::int64_t n_cols = 0;
   std::int64_t n_rows = 0;
   std::size_t row_bytes = 0;
+  // Sparse full-precision outliers to add after the dense product (null: none). matmul() itself
+  // ignores them; the model's backend adds them (kernels/sparse_add.h).
+  const SparseRows* outliers = nullptr;
 
   const std::uint8_t* row(std::int64_t r) const { return data + static_cast<std::size_t>(r) * row_bytes; }
 };

@@ -9,6 +9,7 @@
 #include "formats/half.h"
 #include "kernels/activations.h"
 #include "kernels/norm.h"
+#include "kernels/sparse_add.h"
 #include "kv/kv_quant.h"
 #include "wisp/error.h"
 
@@ -38,6 +39,7 @@ class CpuBackend final : public Backend {
 
   void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
     kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, pool_);
+    if (w.outliers != nullptr) kernels::sparse_add(*w.outliers, x.data, x.stride, x.rows, y.data, y.stride);
     if (bias != nullptr) {
       for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
     }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "formats/block_types.h"
+#include "model/outlier_tables.h"
 #include "wisp/error.h"
 
 namespace wisp::model {
@@ -19,7 +20,8 @@ std::string shape_of(std::initializer_list<std::int64_t> ne) {
 // Looks tensors up by name, checks them, and remembers which ones were used.
 class Binder {
  public:
-  explicit Binder(const GgufFile& f) : f_(f) {}
+  Binder(const GgufFile& f, std::vector<std::unique_ptr<kernels::SparseRows>>& outlier_tables)
+      : f_(f), outlier_tables_(outlier_tables) {}
 
   // A weight matrix of n_rows rows of n_cols values (GGUF shape [n_cols, n_rows]).
   kernels::MatrixView matrix(const std::string& name, std::int64_t n_cols, std::int64_t n_rows, bool required = true,
@@ -32,7 +34,10 @@ class Binder {
       fail(name, "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name +
                      " blocks");
     }
-    return kernels::MatrixView{t->data, t->type_id, n_cols, n_rows, t->type->row_bytes(n_cols)};
+    kernels::MatrixView v{t->data, t->type_id, n_cols, n_rows, t->type->row_bytes(n_cols)};
+    // Only multiplied matrices may carry outliers: the embedding lookup would not add them.
+    if (multiplied) v.outliers = bind_outlier_table(f_, name, n_cols, n_rows, outlier_tables_, used_);
+    return v;
   }
 
   // An F32 vector of n values (norm weights, biases).
@@ -86,6 +91,7 @@ class Binder {
   }
 
   const GgufFile& f_;
+  std::vector<std::unique_ptr<kernels::SparseRows>>& outlier_tables_;
   std::set<std::string> used_;
 };
 
@@ -94,8 +100,8 @@ std::string blk(std::int64_t il, const char* suffix) { return "blk." + std::to_s
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
-  Binder b(file);
   ModelWeights w;
+  Binder b(file, w.outlier_tables);
   const std::int64_t d = hp.n_embd;
   // The embedding table is only read row by row (dequantized), unless it doubles as the output.
   w.tok_embd = b.matrix("token_embd.weight", d, hp.n_vocab, true, /*multiplied=*/false);

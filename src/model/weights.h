@@ -4,10 +4,12 @@
 // expected [576, 576]".
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "formats/gguf_file.h"
 #include "kernels/matmul.h"
+#include "kernels/sparse_add.h"
 #include "model/hparams.h"
 
 namespace wisp::model {
@@ -35,6 +37,8 @@ struct ModelWeights {
   const float* rope_freqs = nullptr;  // Llama 3 frequency factors (n_rot / 2), optional
   bool tied_output = false;
   std::vector<LayerWeights> layers;
+  // The sparse outlier tables the MatrixViews point at (model/outlier_tables.h); empty for most files.
+  std::vector<std::unique_ptr<kernels::SparseRows>> outlier_tables;
 };
 
 // Binds every tensor the architecture uses; a tensor the architecture does not know is an error

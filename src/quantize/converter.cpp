@@ -7,6 +7,9 @@
 #include <thread>
 
 #include "formats/wq_format.h"
+#include "model/outlier_tables.h"
+#include "quantize/awq.h"
+#include "quantize/outliers.h"
 #include "quantize/source.h"
 #include "wisp/error.h"
 
@@ -33,7 +36,7 @@ int llama_file_type(const BlockTypeInfo& t) {
 
 // Quantizes every row of `t` into `out` on n_threads threads; returns the summed error statistics.
 ErrorStats quantize_tensor(const SourceTensor& t, const BlockTypeInfo& type, std::span<std::uint8_t> out,
-                           const RowOptions& ro, int n_threads, bool want_stats) {
+                           const RowOptions& ro, int n_threads, bool want_stats, OutlierTable* sparse = nullptr) {
   const std::int64_t rows = t.n_rows(), n = t.ne[0];
   const std::size_t row_bytes = type.row_bytes(n);
   if (out.size() != row_bytes * static_cast<std::size_t>(rows)) {
@@ -49,8 +52,14 @@ ErrorStats quantize_tensor(const SourceTensor& t, const BlockTypeInfo& type, std
       std::vector<float> row(static_cast<std::size_t>(n));
       for (std::int64_t r; (r = next.fetch_add(1)) < rows;) {
         t.read_row(r, row.data());
-        quantize_row(type, row.data(), out.data() + static_cast<std::size_t>(r) * row_bytes, n, ro,
-                     want_stats ? &stats[static_cast<std::size_t>(w)] : nullptr);
+        ErrorStats* st = want_stats ? &stats[static_cast<std::size_t>(w)] : nullptr;
+        if (sparse != nullptr) {
+          const auto at = static_cast<std::size_t>(r * sparse->per_row);
+          quantize_row_with_outliers(type, row.data(), out.data() + static_cast<std::size_t>(r) * row_bytes, n, ro,
+                                     sparse->per_row, sparse->idx.data() + at, sparse->val.data() + at, st);
+        } else {
+          quantize_row(type, row.data(), out.data() + static_cast<std::size_t>(r) * row_bytes, n, ro, st);
+        }
       }
     } catch (const std::exception& e) {
       errors[static_cast<std::size_t>(w)] = e.what();
@@ -96,8 +105,25 @@ ConvertReport convert(const ConvertOptions& opt) {
   writer.set_string("wisp.quantize.type", opt.policy.base->name);
   writer.set_bool("wisp.quantize.range_search", opt.range_search);
 
+  // Calibrated outlier handling: AWQ scales (applied as rows are read) and importance.
+  AwqPlan awq;
+  if (opt.awq) {
+    if (!opt.calib) throw Error("--awq needs --calib FILE (the scales come from calibration activations)");
+    AwqOptions ao;
+    ao.fixed_alpha = opt.awq_alpha;
+    ao.range_search = opt.range_search;
+    ao.use_importance = true;
+    ao.n_threads = n_threads;
+    ao.log = opt.verbose ? opt.log : nullptr;
+    awq = plan_awq(*src, *opt.calib, opt.policy, ao);
+    writer.set_bool("wisp.quantize.awq", true);
+  }
+  std::map<std::string, std::vector<float>> importance = opt.importance;
+  if (opt.calib) importance.merge(calibration_importance(*opt.calib, awq));  // keeps entries already there
+  if (opt.outlier_fraction > 0) writer.set_f32("wisp.quantize.outlier_fraction", static_cast<float>(opt.outlier_fraction));
+  const std::vector<SourceTensor> tensors = transformed_tensors(src->tensors(), awq);
+
   ConvertReport report;
-  const auto& tensors = src->tensors();
   report.tensors.resize(tensors.size());
   bool warned = false;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -107,8 +133,15 @@ ConvertReport convert(const ConvertOptions& opt) {
                    t.name.c_str(), t.stored_type.c_str());
       warned = true;
     }
+    if (t.name.find(".outlier_") != std::string::npos) {
+      throw Error(opt.input + ": tensor " + t.name + " is a sparse outlier table: quantize from the unquantized source");
+    }
     TensorReport& rep = report.tensors[i];
     const BlockTypeInfo& type = opt.policy.choose(t, &rep.reason);
+    std::shared_ptr<OutlierTable> sparse;
+    if (opt.outlier_fraction > 0 && outlier_eligible(t.name, t.n_rows(), type)) {
+      sparse = std::make_shared<OutlierTable>(t.n_rows(), t.ne[0], outliers_per_row(opt.outlier_fraction, t.ne[0]));
+    }
     rep.name = t.name;
     rep.type = type.name;
     rep.n_elements = t.n_elements();
@@ -116,12 +149,12 @@ ConvertReport convert(const ConvertOptions& opt) {
     report.total_bytes += rep.bytes;
     report.total_elements += rep.n_elements;
     const std::size_t idx = i, count = tensors.size();
-    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, &type = type](std::span<std::uint8_t> out) {
+    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, &type = type, sparse](std::span<std::uint8_t> out) {
       const SourceTensor& st = tensors[idx];
       TensorReport& r = report.tensors[idx];
       RowOptions ro;
       ro.range_search = opt.range_search;
-      if (auto it = opt.importance.find(st.name); it != opt.importance.end()) {
+      if (auto it = importance.find(st.name); it != importance.end()) {
         if (static_cast<std::int64_t>(it->second.size()) != st.ne[0]) {
           throw Error("tensor " + st.name + ": calibration statistics have " + std::to_string(it->second.size()) +
                       " channels, the tensor's rows have " + std::to_string(st.ne[0]));
@@ -129,7 +162,7 @@ ConvertReport convert(const ConvertOptions& opt) {
         ro.importance = it->second;
       }
       const auto s0 = std::chrono::steady_clock::now();
-      r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose);
+      r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
       if (opt.log) {
         std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s", idx + 1, count, st.name.c_str(),
@@ -142,6 +175,21 @@ ConvertReport convert(const ConvertOptions& opt) {
         std::fprintf(opt.log, "\n");
       }
     });
+    if (sparse) {
+      // The side table follows its weight (FORMAT.md): filled by the weight's callback above,
+      // which the writer runs first.
+      const auto nnz = sparse->nnz();
+      const auto idx_type = sparse->narrow_idx() ? GgmlType::kF16 : GgmlType::kF32;
+      writer.add_tensor(model::outlier_rowptr_name(t.name), static_cast<std::uint32_t>(GgmlType::kF32), {t.n_rows() + 1},
+                        [sparse](std::span<std::uint8_t> out) { sparse->write_rowptr(out.data()); });
+      writer.add_tensor(model::outlier_idx_name(t.name), static_cast<std::uint32_t>(idx_type), {nnz},
+                        [sparse](std::span<std::uint8_t> out) { sparse->write_idx(out.data()); });
+      writer.add_tensor(model::outlier_val_name(t.name), static_cast<std::uint32_t>(GgmlType::kF16), {nnz},
+                        [sparse](std::span<std::uint8_t> out) { sparse->write_val(out.data()); });
+      const std::uint64_t extra = 4ull * (t.n_rows() + 1) + (sparse->narrow_idx() ? 2ull : 4ull) * nnz + 2ull * nnz;
+      rep.bytes += extra;
+      report.total_bytes += extra;
+    }
   }
   writer.write(opt.output);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "model/activation_stats.h"
 #include "quantize/row_quantizer.h"
 #include "quantize/type_policy.h"
 
@@ -21,6 +23,12 @@ struct ConvertOptions {
   // Per-input-channel importance by tensor name (from --calib statistics); weights the error of
   // the range search for the WQ types.
   std::map<std::string, std::vector<float>> importance;
+  // --calib: activation statistics of the source (quantize/calibration.h). Their mean x^2 per
+  // input channel becomes the importance of every tensor not in `importance`.
+  std::shared_ptr<const model::ActivationStats> calib;
+  bool awq = false;            // --awq: salient-channel scaling from `calib` (quantize/awq.h)
+  float awq_alpha = -1.0f;     // >= 0: that alpha for every group instead of the search
+  double outlier_fraction = 0; // --outliers: sparse full-precision outliers per row (quantize/outliers.h)
   int n_threads = 0;          // 0: hardware threads
   bool verbose = false;       // per-tensor error statistics
   std::FILE* log = stderr;    // progress; nullptr for silence

@@ -1,11 +1,13 @@
 // `wisp quantize IN OUT --type TYPE`: FP16/BF16/F32 checkpoints (HF folder or GGUF) to a
 // quantized GGUF (src/quantize/).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <thread>
 
 #include "args.h"
 #include "commands.h"
+#include "quantize/calibration.h"
 #include "quantize/converter.h"
 #include "wisp/error.h"
 
@@ -24,6 +26,13 @@ ArgParser make_parser() {
       "type for tensors whose name matches REGEX (comma-separated rules, first match wins)");
   p.flag("no-protect").help("quantize token_embd/output like the rest (default: Q8_0 when TYPE has < 8 bits)");
   p.flag("range-search").help("WQ types: per-group clipping range minimising the squared error (outlier handling)");
+  p.option("calib").value_name("FILE").help(
+      "calibration text: run the source model over it and weight --range-search by each input channel's mean x^2");
+  p.option("calib-tokens", ArgKind::kInt).value_name("N").default_value("4096").help("tokens of --calib to run");
+  p.flag("awq").help("with --calib: scale salient input channels before quantizing, inverse folded into the preceding op");
+  p.option("awq-alpha", ArgKind::kNumber).value_name("A").help("with --awq: use scale exponent A in [0, 1] for every layer instead of searching it");
+  p.option("outliers", ArgKind::kNumber).value_name("FRACTION").help(
+      "keep this fraction of each row's largest weights in f16 in a sparse side table (e.g. 0.005; wisp-only files)");
   p.option("threads", ArgKind::kInt).value_name("N").help("threads (default: all hardware threads)");
   p.flag("verbose").short_name('v').help("per-tensor error statistics: RMSE, max |error|, relative RMSE");
   p.epilog("Sizes: MiB = 1024^2 bytes. Output is written to OUT.tmp-* and renamed when complete.");
@@ -69,6 +78,29 @@ int cmd_quantize(int argc, char** argv) {
   opt.range_search = args.flag("range-search");
   if (auto n = args.opt_positive("threads")) opt.n_threads = static_cast<int>(*n);
   opt.verbose = args.flag("verbose");
+  if (args.flag("awq") && !args.has("calib")) throw UsageError("--awq needs --calib FILE");
+  if (args.has("awq-alpha")) {
+    if (!args.flag("awq")) throw UsageError("--awq-alpha needs --awq");
+    const double a = args.number("awq-alpha");
+    if (!(a >= 0 && a <= 1)) throw UsageError("--awq-alpha must be in [0, 1], got " + *args.value("awq-alpha"));
+    opt.awq_alpha = static_cast<float>(a);
+  }
+  if (args.has("outliers")) {
+    const double f = args.number("outliers");
+    if (!(f > 0 && f <= 0.1)) throw UsageError("--outliers must be a fraction in (0, 0.1], got " + *args.value("outliers"));
+    opt.outlier_fraction = f;
+  }
+  if (auto calib = args.value("calib")) {
+    quantize::CalibOptions co;
+    co.text_path = *calib;
+    co.max_tokens = static_cast<std::int64_t>(args.positive("calib-tokens"));
+    co.temp_dir = std::filesystem::path(opt.output).has_parent_path()
+                      ? std::filesystem::path(opt.output).parent_path().string()
+                      : std::string(".");
+    co.n_threads = opt.n_threads;
+    opt.calib = quantize::calibrate(opt.input, co);
+    opt.awq = args.flag("awq");
+  }
   quantize::convert(opt);
   return 0;
 }
