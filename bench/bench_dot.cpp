@@ -107,7 +107,11 @@ const int kRegistered = [] {
     for (const Shape& s : kShapes) {
       if (k_quant && s.n_cols % 256 != 0) continue;
       if (std::string(s.what) == "smollm2.output" && t != id(GgmlType::kQ8_0)) continue;  // the real model's type only
+#if defined(__aarch64__)
+      for (Isa isa : {Isa::kScalar, Isa::kNeon, Isa::kNeonDotprod}) {
+#else
       for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+#endif
         const std::string name = "gemv/" + tname + "/" + s.what + "/" + isa_name(isa);
         benchmark::RegisterBenchmark(name.c_str(), gemv, t, s, isa);
       }

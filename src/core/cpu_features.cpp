@@ -3,6 +3,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +31,16 @@ CpuFeatures read_cpu_features() {
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
 #endif
+#if defined(__aarch64__)
+  // Advanced SIMD is part of the AArch64 base architecture; the dot-product extension is
+  // optional and reported by the kernel in AT_HWCAP (bit values from the kernel's uapi hwcap.h,
+  // spelled out for C libraries whose headers predate them).
+  f.neon = true;
+#if defined(__linux__)
+  constexpr unsigned long kHwcapAsimdDp = 1ul << 20;  // HWCAP_ASIMDDP
+  f.dotprod = (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#endif
+#endif
   return f;
 }
 
@@ -46,6 +59,8 @@ bool isa_supported(Isa isa, const CpuFeatures& f) {
     case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
     case Isa::kAvx512:
       return isa_supported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+    case Isa::kNeon: return f.neon;
+    case Isa::kNeonDotprod: return f.neon && f.dotprod;
   }
   return false;
 }
@@ -53,6 +68,8 @@ bool isa_supported(Isa isa, const CpuFeatures& f) {
 Isa best_isa(const CpuFeatures& f) {
   if (isa_supported(Isa::kAvx512, f)) return Isa::kAvx512;
   if (isa_supported(Isa::kAvx2, f)) return Isa::kAvx2;
+  if (isa_supported(Isa::kNeonDotprod, f)) return Isa::kNeonDotprod;
+  if (isa_supported(Isa::kNeon, f)) return Isa::kNeon;
   return Isa::kScalar;
 }
 
@@ -61,6 +78,8 @@ const char* isa_name(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
+    case Isa::kNeonDotprod: return "neon-dotprod";
   }
   return "?";
 }
@@ -69,6 +88,8 @@ std::optional<Isa> parse_isa(std::string_view name) {
   if (name == "scalar") return Isa::kScalar;
   if (name == "avx2") return Isa::kAvx2;
   if (name == "avx512") return Isa::kAvx512;
+  if (name == "neon") return Isa::kNeon;
+  if (name == "neon-dotprod") return Isa::kNeonDotprod;
   return std::nullopt;
 }
 

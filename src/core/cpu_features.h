@@ -19,10 +19,15 @@ struct CpuFeatures {
   bool avx512bw = false;
   bool avx512vl = false;
   bool avx512vnni = false;
+  // AArch64 (from the kernel's HWCAP bits): Advanced SIMD, and the ARMv8.2 dot-product
+  // extension (SDOT/UDOT), which most ARM laptops since ~2018 have and older cores lack.
+  bool neon = false;
+  bool dotprod = false;
 };
 
-// Kernel instruction sets, in increasing order of preference.
-enum class Isa { kScalar, kAvx2, kAvx512 };
+// Kernel instruction sets, in increasing order of preference within an architecture (x86-64:
+// scalar < avx2 < avx512; AArch64: scalar < neon < neon-dotprod).
+enum class Isa { kScalar, kAvx2, kAvx512, kNeon, kNeonDotprod };
 
 // Features of this CPU (cpuid plus the OS's register-state support).
 CpuFeatures detect_cpu_features();

@@ -1,7 +1,7 @@
 // The dot-kernel table: the one place that decides which implementation runs for a weight type.
 // Each ISA's table starts from the scalar kernels and replaces the functions that ISA implements
 // (isa_dots.h); the ISA is chosen at run time from the CPU's features (core/cpu_features.h), or
-// forced with WISP_ISA=scalar|avx2|avx512.
+// forced with WISP_ISA=scalar|avx2|avx512|neon|neon-dotprod.
 #include <array>
 #include <cstddef>
 
@@ -46,6 +46,10 @@ Table build_table(Isa isa) {
   if (isa == Isa::kAvx512) dots = avx512_dots(&n);
   if (isa == Isa::kAvx2) dots = avx2_dots(&n);
 #endif
+#if defined(__aarch64__)
+  if (isa == Isa::kNeon) dots = neon_dots(&n);
+  if (isa == Isa::kNeonDotprod) dots = neon_dotprod_dots(&n);
+#endif
   for (std::size_t j = 0; j < n; ++j) {
     for (DotKernel& k : t) {
       if (k.weight_type != dots[j].weight_type) continue;
@@ -65,6 +69,10 @@ const Table& table_for(Isa isa) {
   static const Table avx512 = build_table(Isa::kAvx512);
   static const Table avx2 = build_table(Isa::kAvx2);
   static const Table scalar = build_table(Isa::kScalar);
+  static const Table neon = build_table(Isa::kNeon);
+  static const Table neon_dotprod = build_table(Isa::kNeonDotprod);
+  if (isa == Isa::kNeon) return neon;
+  if (isa == Isa::kNeonDotprod) return neon_dotprod;
   return isa == Isa::kAvx512 ? avx512 : isa == Isa::kAvx2 ? avx2 : scalar;
 }
 

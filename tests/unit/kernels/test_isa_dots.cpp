@@ -1,8 +1,8 @@
 // Every SIMD dot kernel (each ISA path this CPU can run) against the scalar reference, for bit
 // equality: the kernels keep the reference's float order, so "close" would hide a lane-order bug
 // that later flips a token. Random and adversarial weights (all-zero and all-one bytes, extreme
-// codes), activations from the quantizers and raw adversarial codes (-128 included), and rows of
-// 1, 2, 3 and many blocks (tails of every unroll).
+// codes, zero/subnormal/largest scales), activations from the quantizers and raw adversarial codes
+// (-128 included), and rows of 1, 2, 3 and many blocks (tails of every unroll, and long rows).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -70,12 +70,22 @@ std::vector<std::vector<std::uint8_t>> activations(ActFormat f, std::int64_t n, 
   return out;
 }
 
-// Weight rows: random (scales moderate) plus code bytes all 0x00 and all 0xff with the scales kept.
+// Weight rows: random (scales moderate), code bytes all 0x00 and all 0xff with the scales kept, and
+// random codes under edge scales (zero, subnormal, the largest half, either sign).
 std::vector<std::vector<std::uint8_t>> weights(GgmlType type, std::int64_t n, std::mt19937& rng) {
   std::vector<std::vector<std::uint8_t>> out;
   for (int i = 0; i < 3; ++i) out.push_back(test::random_matrix(type, 1, n, rng));
   const BlockTypeInfo& info = block_type(type);
   const auto fields = test::half_fields(type);
+  {
+    constexpr std::uint16_t kEdge[] = {0x0000, 0x0001, 0x03ff, 0x7bff, 0x8001, 0xfbff, 0x3c00, 0x8000};
+    std::vector<std::uint8_t> w = test::random_matrix(type, 1, n, rng);
+    std::size_t e = 0;
+    for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
+      for (std::size_t off : fields) std::memcpy(w.data() + blk * info.block_bytes + off, &kEdge[e++ % 8], 2);
+    }
+    out.push_back(std::move(w));
+  }
   for (std::uint8_t fill : {std::uint8_t{0x00}, std::uint8_t{0xff}}) {
     std::vector<std::uint8_t> w = test::random_matrix(type, 1, n, rng);
     for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
@@ -112,7 +122,8 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
     EXPECT_STREQ(k->isa, isa_name(isa)) << block_type(type).name;
     EXPECT_NE(k->dot, s->dot) << block_type(type).name << ": no " << isa_name(isa) << " kernel to test";
     const std::int64_t block = kernels::act_block_elems(k->act);
-    for (std::int64_t blocks : {1, 2, 3, 7, 18}) {
+    // 130 blocks: a long row (33280 values of a K-quant, as in a large model's FFN).
+    for (std::int64_t blocks : {1, 2, 3, 7, 18, 130}) {
       const std::int64_t n = blocks * block;
       for (const auto& a : activations(k->act, n, rng)) {
         for (const auto& w : weights(type, n, rng)) {
@@ -131,11 +142,17 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(X86, IsaDots, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
+// AArch64 (cross-built and run under qemu-aarch64 by tests/arm/): plain NEON and NEON with SDOT.
+INSTANTIATE_TEST_SUITE_P(Arm, IsaDots, ::testing::Values(Isa::kNeon, Isa::kNeonDotprod), [](const auto& info) {
+  return info.param == Isa::kNeon ? std::string("neon") : std::string("neon_dotprod");
+});
 
 TEST(IsaDots, ScalarIsAlwaysAvailableAndForcedPathsResolve) {
   EXPECT_TRUE(isa_supported(Isa::kScalar, detect_cpu_features()));
   EXPECT_EQ(parse_isa("avx2"), Isa::kAvx2);
-  EXPECT_EQ(parse_isa("neon"), std::nullopt);
+  EXPECT_EQ(parse_isa("neon"), Isa::kNeon);
+  EXPECT_EQ(parse_isa("neon-dotprod"), Isa::kNeonDotprod);
+  EXPECT_EQ(parse_isa("sve"), std::nullopt);
   const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(GgmlType::kQ4_1), Isa::kScalar);
   ASSERT_NE(k, nullptr);
   EXPECT_STREQ(k->isa, "scalar");

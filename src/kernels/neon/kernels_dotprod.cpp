@@ -1,0 +1,14 @@
+// The NEON dot kernels built with the ARMv8.2 dot-product extension (SDOT: 4 int8 products summed
+// into an int32 lane in one instruction), compiled with -march=armv8.2-a+dotprod (set per file in
+// CMakeLists.txt) and chosen at run time only where HWCAP_ASIMDDP says the CPU has it.
+#include "formats/block_types.h"
+#include "kernels/isa_dots.h"
+#include "kernels/neon/kquant_dots.h"
+#include "kernels/neon/legacy_dots.h"
+
+#if !defined(__ARM_FEATURE_DOTPROD)
+#error "kernels_dotprod.cpp needs the dot-product extension: compile it with -march=armv8.2-a+dotprod"
+#endif
+
+#define WISP_ISA_TABLE neon_dotprod_dots
+#include "kernels/neon/dot_table.inc"
