@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "formats/gguf_file.h"
 #include "tokenizer/tokenizer.h"
@@ -29,6 +32,107 @@ std::int64_t argmax(const std::vector<double>& v) {
   return static_cast<std::int64_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
+// Saved log-probabilities (PplOptions::save_logits / base_logits). Layout, little-endian:
+//   "WISPLOGP", u32 version (1), u32 0, i64 n_ctx, i64 n_chunks, i64 n_vocab, i64 first scored,
+//   i32 tokens[n_chunks * n_ctx] (each window as evaluated, BOS already in place),
+//   f32 log_probs[n_chunks][n_ctx - 1 - first][n_vocab].
+// The tokens are stored so a reader can prove it scores the same windows of the same text.
+constexpr char kLogitsMagic[8] = {'W', 'I', 'S', 'P', 'L', 'O', 'G', 'P'};
+struct LogitsHeader {
+  char magic[8];
+  std::uint32_t version, reserved;
+  std::int64_t n_ctx, n_chunks, n_vocab, first;
+};
+
+class LogitsReader {
+ public:
+  LogitsReader(const std::string& path, std::int64_t n_ctx, std::int64_t n_chunks, std::int64_t n_vocab)
+      : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw Error(path + ": cannot open the saved base logits");
+    in_.read(reinterpret_cast<char*>(&h_), sizeof h_);
+    if (!in_ || std::memcmp(h_.magic, kLogitsMagic, 8) != 0 || h_.version != 1) {
+      throw Error(path + ": not a wisp saved-logits file (written by wisp ppl --save-logits)");
+    }
+    auto mismatch = [&](const std::string& have, const std::string& want) {
+      throw Error(path + ": saved " + have + ", this run needs " + want);
+    };
+    if (h_.n_ctx != n_ctx) mismatch("with -c " + std::to_string(h_.n_ctx), "-c " + std::to_string(n_ctx));
+    if (h_.n_vocab != n_vocab) {
+      mismatch("for a vocabulary of " + std::to_string(h_.n_vocab), std::to_string(n_vocab) + " entries");
+    }
+    if (h_.n_chunks < n_chunks) mismatch(std::to_string(h_.n_chunks) + " windows", std::to_string(n_chunks));
+    tokens_.resize(static_cast<std::size_t>(h_.n_chunks * h_.n_ctx));
+    in_.read(reinterpret_cast<char*>(tokens_.data()), static_cast<std::streamsize>(tokens_.size() * 4));
+    const auto expect = static_cast<std::uintmax_t>(sizeof h_ + tokens_.size() * 4 +
+                                                    4 * h_.n_chunks * (h_.n_ctx - 1 - h_.first) * h_.n_vocab);
+    std::error_code ec;
+    if (!in_ || std::filesystem::file_size(path, ec) != expect) throw Error(path + ": truncated saved-logits file");
+  }
+  std::int64_t first() const { return h_.first; }
+  // Checks window c's tokens, then reads its log-probabilities (row-major, scored positions).
+  void read_window(std::int64_t c, std::span<const TokenId> window, std::vector<float>& out) {
+    if (!std::equal(window.begin(), window.end(), tokens_.begin() + c * h_.n_ctx)) {
+      throw Error(path_ + ": window " + std::to_string(c + 1) + " holds other tokens than this run's: saved from another "
+                  "text or tokenizer");
+    }
+    const std::int64_t per = (h_.n_ctx - 1 - h_.first) * h_.n_vocab;
+    out.resize(static_cast<std::size_t>(per));
+    in_.seekg(static_cast<std::streamoff>(sizeof h_ + tokens_.size() * 4 + 4 * c * per));
+    in_.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(4 * per));
+    if (!in_) throw Error(path_ + ": read failed in window " + std::to_string(c + 1));
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  LogitsHeader h_{};
+  std::vector<TokenId> tokens_;
+};
+
+// Writes to PATH.tmp and renames when complete, so an interrupted run leaves no file that a
+// later --kl-base-logits would trust.
+class LogitsWriter {
+ public:
+  LogitsWriter(const std::string& path, std::int64_t n_ctx, std::int64_t n_chunks, std::int64_t n_vocab,
+               std::int64_t first, const std::vector<TokenId>& tokens, bool add_bos, TokenId bos)
+      : path_(path), tmp_(path + ".tmp"), out_(tmp_, std::ios::binary) {
+    if (!out_) throw Error(path + ": cannot write the saved logits");
+    LogitsHeader h{};
+    std::memcpy(h.magic, kLogitsMagic, 8);
+    h.version = 1;
+    h.n_ctx = n_ctx, h.n_chunks = n_chunks, h.n_vocab = n_vocab, h.first = first;
+    out_.write(reinterpret_cast<const char*>(&h), sizeof h);
+    for (std::int64_t c = 0; c < n_chunks; ++c) {
+      std::vector<TokenId> w(tokens.begin() + c * n_ctx, tokens.begin() + (c + 1) * n_ctx);
+      if (add_bos) w[0] = bos;
+      out_.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * 4));
+    }
+  }
+  ~LogitsWriter() {
+    if (!done_) {
+      out_.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp_, ec);
+    }
+  }
+  void add(const std::vector<double>& lp) {
+    row_.assign(lp.begin(), lp.end());
+    out_.write(reinterpret_cast<const char*>(row_.data()), static_cast<std::streamsize>(row_.size() * 4));
+  }
+  void finish() {
+    out_.close();
+    if (!out_) throw Error(path_ + ": write failed (disk full?)");
+    std::filesystem::rename(tmp_, path_);
+    done_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  std::vector<float> row_;
+  bool done_ = false;
+};
+
 }  // namespace
 
 PplResult perplexity(const std::shared_ptr<const Model>& model, const std::shared_ptr<const Model>& base,
@@ -50,15 +154,24 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
     throw Error("base model has " + std::to_string(base->info().n_vocab) + " vocabulary entries, the model " +
                 std::to_string(n_vocab) + ": KL divergence needs the same vocabulary");
   }
-  res.has_base = static_cast<bool>(base);
+  if (base && !opt.base_logits.empty()) throw Error("a base model and saved base logits: give one of them");
+  res.has_base = static_cast<bool>(base) || !opt.base_logits.empty();
   res.n_chunks = res.n_tokens / n_ctx;
   if (opt.max_chunks > 0) res.n_chunks = std::min(res.n_chunks, opt.max_chunks);
+  const std::int64_t first = n_ctx / 2;
+  std::unique_ptr<LogitsReader> saved_base;
+  if (!opt.base_logits.empty()) saved_base = std::make_unique<LogitsReader>(opt.base_logits, n_ctx, res.n_chunks, n_vocab);
+  if (saved_base && saved_base->first() != first) throw Error(opt.base_logits + ": saved with another scored range");
+  std::unique_ptr<LogitsWriter> save;
+  if (!opt.save_logits.empty()) {
+    save = std::make_unique<LogitsWriter>(opt.save_logits, n_ctx, res.n_chunks, n_vocab, first, tokens, add_bos, tok.bos());
+  }
 
   SessionOptions so;
   so.n_ctx = static_cast<std::size_t>(n_ctx);
   so.n_threads = opt.n_threads;
-  const std::int64_t first = n_ctx / 2;
   std::vector<double> lp, lb;
+  std::vector<float> saved;
   for (std::int64_t c = 0; c < res.n_chunks; ++c) {
     std::vector<TokenId> window(tokens.begin() + c * n_ctx, tokens.begin() + (c + 1) * n_ctx);
     if (add_bos) window[0] = tok.bos();  // each window starts as a fresh document
@@ -70,12 +183,19 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
       const std::span<const float> bl = sb.eval_all(window);
       base_logits.assign(bl.begin(), bl.end());
     }
+    if (saved_base) saved_base->read_window(c, window, saved);
     for (std::int64_t j = first; j < n_ctx - 1; ++j) {
       const TokenId next = tokens[static_cast<std::size_t>(c * n_ctx + j + 1)];
       log_softmax(logits.data() + j * n_vocab, n_vocab, lp);
       res.nll -= lp[static_cast<std::size_t>(next)];
-      if (base) {
-        log_softmax(base_logits.data() + j * n_vocab, n_vocab, lb);
+      if (save) save->add(lp);
+      if (res.has_base) {
+        if (saved_base) {
+          const float* row = saved.data() + (j - first) * n_vocab;
+          lb.assign(row, row + n_vocab);
+        } else {
+          log_softmax(base_logits.data() + j * n_vocab, n_vocab, lb);
+        }
         res.base_nll -= lb[static_cast<std::size_t>(next)];
         double kl = 0;
         for (std::int64_t v = 0; v < n_vocab; ++v) {
@@ -90,10 +210,11 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
     if (opt.log) {
       std::fprintf(opt.log, "[%lld/%lld] ppl %.4f", static_cast<long long>(c + 1), static_cast<long long>(res.n_chunks),
                    res.ppl());
-      if (base) std::fprintf(opt.log, "  base %.4f  KL %.5f  top-1 %.2f%%", res.base_ppl(), res.mean_kl(), 100 * res.top1());
+      if (res.has_base) std::fprintf(opt.log, "  base %.4f  KL %.5f  top-1 %.2f%%", res.base_ppl(), res.mean_kl(), 100 * res.top1());
       std::fprintf(opt.log, "\n");
     }
   }
+  if (save) save->finish();
   return res;
 }
 

@@ -26,6 +26,13 @@ struct PplOptions {
   std::int64_t max_chunks = 0;  // 0: every whole window
   int n_threads = 0;
   std::FILE* log = stderr;      // running numbers per window; nullptr for silence
+  // Saved base logits (why: a comparison table scores many models against one base; running the
+  // base once and reading its log-probabilities back halves the work of every later row).
+  // save_logits: write this model's log-probabilities at the scored positions to this file.
+  // base_logits: read the base's from such a file instead of running a base model; the file must
+  // come from the same text, tokenizer, -c and at least as many windows (checked token by token).
+  std::string save_logits;
+  std::string base_logits;
 };
 
 struct PplResult {
@@ -44,8 +51,9 @@ struct PplResult {
   double top1() const { return n_scored == 0 ? 0 : static_cast<double>(top1_same) / static_cast<double>(n_scored); }
 };
 
-// Scores `text` with `model` (and `base` when not null: it must share the vocabulary).
-// Throws wisp::Error when the text is shorter than two windows or the vocabularies differ.
+// Scores `text` with `model` (and `base` when not null: it must share the vocabulary; or the
+// base's saved log-probabilities, opt.base_logits). Throws wisp::Error when the text is shorter
+// than two windows, the vocabularies differ or a saved-logits file does not match.
 PplResult perplexity(const std::shared_ptr<const Model>& model, const std::shared_ptr<const Model>& base,
                      const std::string& model_path, const std::string& text, const PplOptions& opt);
 

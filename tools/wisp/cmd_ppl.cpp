@@ -1,15 +1,12 @@
 // `wisp ppl -m FILE -f TEXT`: perplexity with llama.cpp's method, and with --kl-base the eval
 // delta against a reference model (src/eval/).
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "args.h"
 #include "commands.h"
-#include "eval/perplexity.h"
+#include "eval/eval_delta.h"
 #include "wisp/error.h"
-#include "wisp/model.h"
 
 namespace wisp::cli {
 
@@ -25,17 +22,13 @@ ArgParser make_parser() {
   p.option("ctx", ArgKind::kInt).short_name('c').value_name("CTX").default_value("512").help("window length in tokens");
   p.option("chunks", ArgKind::kInt).value_name("N").help("score at most N windows (default: all)");
   p.option("kl-base").value_name("BASE").help("reference GGUF (e.g. the F16 source) for KL, top-1 and delta PPL");
+  p.option("kl-base-logits").value_name("FILE").help(
+      "instead of --kl-base: the reference's log-probabilities saved by --save-logits (same text, -c, enough windows)");
+  p.option("save-logits").value_name("FILE").help(
+      "write this model's log-probabilities at the scored positions (4 bytes x vocabulary per token)");
   p.option("threads", ArgKind::kInt).short_name('t').value_name("N").help("threads (default: all)");
   p.flag("json").help("print the result as one JSON object on stdout");
   return p;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the evaluation text");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -47,32 +40,20 @@ int cmd_ppl(int argc, char** argv) {
     std::printf("%s", parser.help().c_str());
     return 0;
   }
-  eval::PplOptions opt;
-  opt.n_ctx = static_cast<std::int64_t>(args.positive("ctx"));
-  if (auto n = args.opt_positive("chunks")) opt.max_chunks = static_cast<std::int64_t>(*n);
-  if (auto n = args.opt_positive("threads")) opt.n_threads = static_cast<int>(*n);
-  const std::string model_path = args.str("model");
-  const std::string text = read_text(args.str("file"));
-  auto model = Model::load(model_path);
-  std::shared_ptr<const Model> base;
-  if (auto b = args.value("kl-base")) base = Model::load(*b);
-  const eval::PplResult r = eval::perplexity(model, base, model_path, text, opt);
-  if (args.flag("json")) {
-    std::printf("{\"ppl\": %.6f, \"n_tokens\": %lld, \"n_chunks\": %lld, \"n_scored\": %lld", r.ppl(),
-                static_cast<long long>(r.n_tokens), static_cast<long long>(r.n_chunks), static_cast<long long>(r.n_scored));
-    if (r.has_base) {
-      std::printf(", \"base_ppl\": %.6f, \"delta_ppl\": %.6f, \"mean_kl\": %.6f, \"top1\": %.6f", r.base_ppl(),
-                  r.ppl() - r.base_ppl(), r.mean_kl(), r.top1());
-    }
-    std::printf("}\n");
-  } else {
-    std::printf("PPL %.4f over %lld windows of %lld tokens (%lld scored)\n", r.ppl(), static_cast<long long>(r.n_chunks),
-                static_cast<long long>(opt.n_ctx), static_cast<long long>(r.n_scored));
-    if (r.has_base) {
-      std::printf("base PPL %.4f  delta PPL %+.4f  mean KL %.6f  top-1 agreement %.2f%%\n", r.base_ppl(),
-                  r.ppl() - r.base_ppl(), r.mean_kl(), 100 * r.top1());
-    }
+  eval::EvalRequest req;
+  req.ppl.n_ctx = static_cast<std::int64_t>(args.positive("ctx"));
+  if (auto n = args.opt_positive("chunks")) req.ppl.max_chunks = static_cast<std::int64_t>(*n);
+  if (auto n = args.opt_positive("threads")) req.ppl.n_threads = static_cast<int>(*n);
+  req.model_path = args.str("model");
+  req.text_path = args.str("file");
+  if (auto b = args.value("kl-base")) req.base_path = *b;
+  if (auto b = args.value("kl-base-logits")) {
+    if (!req.base_path.empty()) throw UsageError("--kl-base and --kl-base-logits: give one of them");
+    req.ppl.base_logits = *b;
   }
+  if (auto s = args.value("save-logits")) req.ppl.save_logits = *s;
+  const eval::PplResult r = eval::run_eval(req);
+  eval::print_eval(stdout, r, req.ppl.n_ctx, args.flag("json"));
   return 0;
 }
 
