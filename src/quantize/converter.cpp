@@ -11,6 +11,7 @@
 #include "quantize/awq.h"
 #include "quantize/outliers.h"
 #include "quantize/source.h"
+#include "quantize/target_bpw.h"
 #include "wisp/error.h"
 
 namespace wisp::quantize {
@@ -78,6 +79,16 @@ ErrorStats quantize_tensor(const SourceTensor& t, const BlockTypeInfo& type, std
   return total;
 }
 
+// The type of `t`: from the --target-bpw plan when there is one, else from the policy.
+const BlockTypeInfo& choose_type(const TypePolicy& policy, const TargetBpwPlan& plan, const SourceTensor& t,
+                                 std::string* reason) {
+  if (auto it = plan.choices.find(t.name); it != plan.choices.end()) {
+    *reason = it->second.reason;
+    return *it->second.type;
+  }
+  return policy.choose(t, reason);
+}
+
 void check_output_path(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path p(path);
@@ -99,10 +110,11 @@ ConvertReport convert(const ConvertOptions& opt) {
 
   GgufWriter writer;
   src->write_metadata(writer);
-  const int ftype = llama_file_type(*opt.policy.base);
+  const int ftype = opt.target_bpw > 0 ? -1 : llama_file_type(*opt.policy.base);
   if (ftype >= 0) writer.set_u32("general.file_type", static_cast<std::uint32_t>(ftype));
   if (opt.policy.base->block_elems > 1) writer.set_u32("general.quantization_version", 2);
-  writer.set_string("wisp.quantize.type", opt.policy.base->name);
+  writer.set_string("wisp.quantize.type", opt.target_bpw > 0 ? "mixed" : opt.policy.base->name);
+  if (opt.target_bpw > 0) writer.set_f32("wisp.quantize.target_bpw", static_cast<float>(opt.target_bpw));
   writer.set_bool("wisp.quantize.range_search", opt.range_search);
 
   // Calibrated outlier handling: AWQ scales (applied as rows are read) and importance.
@@ -126,6 +138,28 @@ ConvertReport convert(const ConvertOptions& opt) {
   ConvertReport report;
   report.tensors.resize(tensors.size());
   bool warned = false;
+  // --target-bpw: measure every candidate type per tensor, then the least-error choice within the
+  // size budget (target_bpw.h); --type-override and 1-D tensors keep the policy's type.
+  TargetBpwPlan bpw_plan;
+  if (opt.target_bpw > 0) {
+    TargetBpwOptions to;
+    to.target_bpw = opt.target_bpw;
+    to.range_search = opt.range_search;
+    to.importance = &importance;
+    to.outlier_fraction = opt.outlier_fraction;
+    to.n_threads = n_threads;
+    const auto p0 = std::chrono::steady_clock::now();
+    bpw_plan = plan_target_bpw(tensors, opt.policy, to);
+    if (opt.log) {
+      std::map<std::string, int> counts;
+      for (const auto& [name, c] : bpw_plan.choices) ++counts[c.type->name];
+      std::string mix;
+      for (const auto& [name, n] : counts) mix += (mix.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+      std::fprintf(opt.log, "target %.3f bits/weight: plan %.3f bits/weight (%s; measured in %.1f s)\n", opt.target_bpw,
+                   bpw_plan.bits_per_weight(), mix.c_str(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count());
+    }
+  }
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const SourceTensor& t = tensors[i];
     if (t.stored_quantized && !warned && opt.log) {
@@ -137,7 +171,7 @@ ConvertReport convert(const ConvertOptions& opt) {
       throw Error(opt.input + ": tensor " + t.name + " is a sparse outlier table: quantize from the unquantized source");
     }
     TensorReport& rep = report.tensors[i];
-    const BlockTypeInfo& type = opt.policy.choose(t, &rep.reason);
+    const BlockTypeInfo& type = choose_type(opt.policy, bpw_plan, t, &rep.reason);
     std::shared_ptr<OutlierTable> sparse;
     if (opt.outlier_fraction > 0 && outlier_eligible(t.name, t.n_rows(), type)) {
       sparse = std::make_shared<OutlierTable>(t.n_rows(), t.ne[0], outliers_per_row(opt.outlier_fraction, t.ne[0]));

@@ -20,6 +20,9 @@ struct ConvertOptions {
   std::string output;
   TypePolicy policy;
   bool range_search = false;
+  // --target-bpw: > 0 chooses every tensor's type from measured errors so the tensor data averages
+  // at most this many bits per weight (quantize/target_bpw.h); policy.base then only names the run.
+  double target_bpw = 0;
   // Per-input-channel importance by tensor name (from --calib statistics); weights the error of
   // the range search for the WQ types.
   std::map<std::string, std::vector<float>> importance;

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "quantize/calibration.h"
 #include "quantize/converter.h"
+#include "quantize_eval.h"
 #include "wisp/error.h"
 
 namespace wisp::cli {
@@ -20,8 +21,10 @@ ArgParser make_parser() {
               "Converts a model to a quantized GGUF: IN is a Hugging Face folder (config.json + safetensors)\n"
               "or a GGUF (F16/BF16/F32; a quantized one is accepted with a warning); OUT is the new GGUF.");
   p.positionals("IN OUT", 2, 2);
-  p.option("type").short_name('t').value_name("TYPE").required().help(
+  p.option("type").short_name('t').value_name("TYPE").help(
       "target type: wq{2,3,4,5,6,8}_g{32,64,128} (wisp group-wise), q8_0, q5_1, q5_0, q4_1, q4_0, f16, bf16, f32");
+  p.option("target-bpw", ArgKind::kNumber).value_name("X").help(
+      "instead of --type: a WQ type per tensor, chosen from measured errors, averaging at most X bits/weight");
   p.option("type-override").value_name("REGEX=TYPE").help(
       "type for tensors whose name matches REGEX (comma-separated rules, first match wins)");
   p.flag("no-protect").help("quantize token_embd/output like the rest (default: Q8_0 when TYPE has < 8 bits)");
@@ -35,6 +38,9 @@ ArgParser make_parser() {
       "keep this fraction of each row's largest weights in f16 in a sparse side table (e.g. 0.005; wisp-only files)");
   p.option("threads", ArgKind::kInt).value_name("N").help("threads (default: all hardware threads)");
   p.flag("verbose").short_name('v').help("per-tensor error statistics: RMSE, max |error|, relative RMSE");
+  p.option("eval").value_name("TEXT").help("after writing OUT: its PPL, the source's, delta PPL, mean KL and top-1 agreement");
+  p.option("eval-ctx", ArgKind::kInt).value_name("N").default_value("512").help("--eval window length in tokens");
+  p.option("eval-chunks", ArgKind::kInt).value_name("N").help("--eval: score at most N windows (default: all)");
   p.epilog("Sizes: MiB = 1024^2 bytes. Output is written to OUT.tmp-* and renamed when complete.");
   return p;
 }
@@ -64,7 +70,20 @@ int cmd_quantize(int argc, char** argv) {
   quantize::ConvertOptions opt;
   opt.input = args.positionals()[0];
   opt.output = args.positionals()[1];
-  opt.policy.base = *args.convert("type", [](std::string_view v) { return &quantize::parse_target_type(std::string(v)); });
+  if (args.has("target-bpw") == args.has("type")) throw UsageError("give --type TYPE or --target-bpw X (one of them)");
+  if (args.has("target-bpw")) {
+    const double x = args.number("target-bpw");
+    if (!(x > 1)) throw UsageError("--target-bpw must be above 1 bit per weight (e.g. 4.5), got " + *args.value("target-bpw"));
+    opt.target_bpw = x;
+    // Only names the run: the plan gives every tensor its type.
+    opt.policy.base = &quantize::parse_target_type("wq4_g64");
+  } else {
+    opt.policy.base = *args.convert("type", [](std::string_view v) { return &quantize::parse_target_type(std::string(v)); });
+  }
+  std::optional<QuantizeEval> eval;
+  if (auto text = args.value("eval")) {
+    eval = QuantizeEval::from_args(*text, args.positive("eval-ctx"), args.opt_positive("eval-chunks").value_or(0));
+  }
   if (auto rules = args.value("type-override")) {
     for (const std::string& r : split_commas(*rules)) {
       try {
@@ -102,6 +121,7 @@ int cmd_quantize(int argc, char** argv) {
     opt.awq = args.flag("awq");
   }
   quantize::convert(opt);
+  if (eval) eval->run(opt);
   return 0;
 }
 
