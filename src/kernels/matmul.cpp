@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,22 @@ std::string type_name(std::uint32_t type_id) {
 // dozen threads on the narrowest matrices (a few hundred rows).
 constexpr std::int64_t kRowChunk = 16;
 
-// The matmul over a parallel-for: for_each(n, enabled, body) runs body(i) for i < n, split across
-// threads when `enabled` (OpenMP or the ThreadPool; each i on one thread, so results never depend
-// on the split).
-template <class ForEach>
-void matmul_impl(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-                 std::int64_t y_stride, MatmulScratch& scratch, ForEach&& for_each) {
+// One weight matrix's part of a matmul call: its kernel, the activations converted for it, and
+// the per-token choice of dot function (ggml's can depend on the token's place in the batch:
+// repacked GEMM/GEMV).
+struct Job {
+  const MatrixView* w = nullptr;
+  float* y = nullptr;
+  std::int64_t y_stride = 0;
+  const DotKernel* k = nullptr;
+  std::size_t act_bytes = 0;
+  std::uint8_t* act = nullptr;  // n_tok rows of act_bytes
+  std::vector<DotFn> dots;
+  std::vector<const MultiDot*> multis;
+  std::int64_t n_chunks = 0;
+};
+
+const DotKernel& checked_kernel(const MatrixView& w) {
   const DotKernel* k = find_dot_kernel(w.type_id);
   if (k == nullptr) throw Error("matmul: no kernel for weight type " + type_name(w.type_id));
   const std::int64_t block = act_block_elems(k->act);
@@ -34,88 +45,137 @@ void matmul_impl(const MatrixView& w, const float* x, std::int64_t x_stride, std
     throw Error("matmul: " + type_name(w.type_id) + " weight rows of " + std::to_string(w.n_cols) +
                 " values are not a multiple of the activation block (" + std::to_string(block) + ")");
   }
-  if (n_tok <= 0 || w.n_rows == 0) return;
+  return *k;
+}
 
-  const std::size_t act_bytes = act_row_bytes(k->act, w.n_cols);
-  std::uint8_t* act = scratch.reserve(act_bytes * static_cast<std::size_t>(n_tok));
-  const std::int64_t n_rows = w.n_rows;
-
-  for_each(n_tok, n_tok > 1, [&](std::int64_t t) {
-    convert_act_row(k->act_for(n_rows, n_tok, t), x + t * x_stride, act + static_cast<std::size_t>(t) * act_bytes,
-                    w.n_cols);
-  });
-
-  const std::int64_t n_chunks = (w.n_rows + kRowChunk - 1) / kRowChunk;
-  // ggml's choice of kernel can depend on the token's place in the batch (repacked GEMM/GEMV).
-  std::vector<DotFn> dots(static_cast<std::size_t>(n_tok));
-  std::vector<const MultiDot*> multis(static_cast<std::size_t>(n_tok));
+// Everything of a job but the activation memory and its conversion.
+Job plan_job(const MatmulOutput& out, std::int64_t n_tok) {
+  Job j;
+  j.w = out.w;
+  j.y = out.y;
+  j.y_stride = out.y_stride;
+  j.k = &checked_kernel(*out.w);
+  j.act_bytes = act_row_bytes(j.k->act, out.w->n_cols);
+  const std::int64_t n_rows = out.w->n_rows;
+  j.dots.resize(static_cast<std::size_t>(n_tok));
+  j.multis.resize(static_cast<std::size_t>(n_tok));
   for (std::int64_t t = 0; t < n_tok; ++t) {
-    dots[static_cast<std::size_t>(t)] = k->select(n_rows, n_tok, t);
-    multis[static_cast<std::size_t>(t)] =
-        t > 0 && dots[static_cast<std::size_t>(t)] == dots[static_cast<std::size_t>(t) - 1]
-            ? multis[static_cast<std::size_t>(t) - 1]
-            : find_multi_dot(*k, dots[static_cast<std::size_t>(t)]);
+    const auto i = static_cast<std::size_t>(t);
+    j.dots[i] = j.k->select(n_rows, n_tok, t);
+    j.multis[i] = t > 0 && j.dots[i] == j.dots[i - 1] ? j.multis[i - 1] : find_multi_dot(*j.k, j.dots[i]);
   }
+  j.n_chunks = (n_rows + kRowChunk - 1) / kRowChunk;
+  return j;
+}
+
+// Rows [c * kRowChunk, ...) of one job for every token.
+void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
+  const MatrixView& w = *j.w;
+  const std::int64_t r0 = c * kRowChunk;
+  const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
+  const auto act_row = [&](std::int64_t t) { return j.act + static_cast<std::size_t>(t) * j.act_bytes; };
   // Four tokens share one kernel (and so one multi-output variant) when their DotFn is the same.
   const auto same4 = [&](std::int64_t t) {
     const auto i = static_cast<std::size_t>(t);
-    return dots[i] == dots[i + 1] && dots[i] == dots[i + 2] && dots[i] == dots[i + 3];
+    return j.dots[i] == j.dots[i + 1] && j.dots[i] == j.dots[i + 2] && j.dots[i] == j.dots[i + 3];
   };
-  const auto act_row = [&](std::int64_t t) { return act + static_cast<std::size_t>(t) * act_bytes; };
+  float o[4];
+  if (n_tok >= 4) {
+    // Token-inner: one chunk of weight rows stays in cache while every token passes over it;
+    // four tokens per call, so each weight block is unpacked once for four.
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::uint8_t* wr = w.row(r);
+      std::int64_t t = 0;
+      while (t < n_tok) {
+        const MultiDot* m = j.multis[static_cast<std::size_t>(t)];
+        if (m != nullptr && m->tok4 != nullptr && t + 4 <= n_tok && same4(t)) {
+          m->tok4(wr, act_row(t), j.act_bytes, w.n_cols, o);
+          for (int q = 0; q < 4; ++q) j.y[(t + q) * j.y_stride + r] = o[q];
+          t += 4;
+        } else {
+          j.y[t * j.y_stride + r] = j.dots[static_cast<std::size_t>(t)](wr, act_row(t), w.n_cols);
+          ++t;
+        }
+      }
+    }
+    return;
+  }
+  // Few tokens (decode): four weight rows per call, four independent FMA chains.
+  for (std::int64_t t = 0; t < n_tok; ++t) {
+    const MultiDot* m = j.multis[static_cast<std::size_t>(t)];
+    std::int64_t r = r0;
+    if (m != nullptr && m->row4 != nullptr) {
+      for (; r + 4 <= r1; r += 4) {
+        m->row4(w.row(r), w.row_bytes, act_row(t), w.n_cols, o);
+        for (int q = 0; q < 4; ++q) j.y[t * j.y_stride + r + q] = o[q];
+      }
+    }
+    for (; r < r1; ++r) j.y[t * j.y_stride + r] = j.dots[static_cast<std::size_t>(t)](w.row(r), act_row(t), w.n_cols);
+  }
+}
 
-  for_each(n_chunks, true, [&](std::int64_t c) {
-    const std::int64_t r0 = c * kRowChunk;
-    const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
-    float o[4];
-    if (n_tok >= 4) {
-      // Token-inner: one chunk of weight rows stays in cache while every token passes over it;
-      // four tokens per call, so each weight block is unpacked once for four.
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::uint8_t* wr = w.row(r);
-        std::int64_t t = 0;
-        while (t < n_tok) {
-          const MultiDot* m = multis[static_cast<std::size_t>(t)];
-          if (m != nullptr && m->tok4 != nullptr && t + 4 <= n_tok && same4(t)) {
-            m->tok4(wr, act_row(t), act_bytes, w.n_cols, o);
-            for (int j = 0; j < 4; ++j) y[(t + j) * y_stride + r] = o[j];
-            t += 4;
-          } else {
-            y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](wr, act_row(t), w.n_cols);
-            ++t;
-          }
-        }
-      }
-      return;
+// The matmuls of `outs`, all reading x, over a parallel-for: for_each(n, enabled, body) runs
+// body(i) for i < n, split across threads when `enabled` (OpenMP or the ThreadPool; each i on one
+// thread, so results never depend on the split). Weights whose kernels read the same activation
+// format share one conversion; all row chunks of all weights form one parallel job.
+template <class ForEach>
+void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
+                 MatmulScratch& scratch, ForEach&& for_each) {
+  std::vector<Job> jobs;
+  jobs.reserve(outs.size());
+  for (const MatmulOutput& o : outs) jobs.push_back(plan_job(o, n_tok));  // checks every weight first
+  if (n_tok <= 0) return;
+
+  // Activation memory: one region per distinct (format, row length). Only repacked Q4_K picks a
+  // format per token (Q8_Kx4 for its groups of four, starting at token 0); such a job gets a region
+  // of its own.
+  const auto uniform = [&](const Job& j) { return j.k->act_for(j.w->n_rows, n_tok, 0) == j.k->act; };
+  std::vector<const Job*> owners;  // the job that converts each region
+  std::vector<std::size_t> offsets;
+  std::vector<std::size_t> job_region(jobs.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    std::size_t found = owners.size();
+    for (std::size_t r = 0; r < owners.size() && uniform(j); ++r) {
+      if (uniform(*owners[r]) && owners[r]->k->act == j.k->act && owners[r]->w->n_cols == j.w->n_cols) found = r;
     }
-    // Few tokens (decode): four weight rows per call, four independent FMA chains.
-    for (std::int64_t t = 0; t < n_tok; ++t) {
-      const MultiDot* m = multis[static_cast<std::size_t>(t)];
-      std::int64_t r = r0;
-      if (m != nullptr && m->row4 != nullptr) {
-        for (; r + 4 <= r1; r += 4) {
-          m->row4(w.row(r), w.row_bytes, act_row(t), w.n_cols, o);
-          for (int j = 0; j < 4; ++j) y[t * y_stride + r + j] = o[j];
-        }
-      }
-      for (; r < r1; ++r) y[t * y_stride + r] = dots[static_cast<std::size_t>(t)](w.row(r), act_row(t), w.n_cols);
+    if (found == owners.size()) {
+      owners.push_back(&j);
+      offsets.push_back(total);
+      total += j.act_bytes * static_cast<std::size_t>(n_tok);
     }
+    job_region[i] = found;
+  }
+  std::uint8_t* mem = scratch.reserve(total);
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].act = mem + offsets[job_region[i]];
+
+  for (const Job* owner : owners) {
+    const Job& j = *owner;
+    for_each(n_tok, n_tok > 1, [&](std::int64_t t) {
+      convert_act_row(j.k->act_for(j.w->n_rows, n_tok, t), x + t * x_stride,
+                      j.act + static_cast<std::size_t>(t) * j.act_bytes, j.w->n_cols);
+    });
+  }
+
+  std::vector<std::int64_t> first_chunk(jobs.size() + 1, 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i) first_chunk[i + 1] = first_chunk[i] + jobs[i].n_chunks;
+  for_each(first_chunk.back(), true, [&](std::int64_t c) {
+    std::size_t i = 0;
+    while (c >= first_chunk[i + 1]) ++i;
+    run_chunk(jobs[i], n_tok, c - first_chunk[i]);
   });
 }
 
-}  // namespace
-
-void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
-  const int threads = std::max(1, n_threads);
-  matmul_impl(w, x, x_stride, n_tok, y, y_stride, scratch, [threads](std::int64_t n, bool enabled, auto&& body) {
+auto omp_for_each(int n_threads) {
+  return [threads = std::max(1, n_threads)](std::int64_t n, bool enabled, auto&& body) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (enabled && threads > 1)
     for (std::int64_t i = 0; i < n; ++i) body(i);
-  });
+  };
 }
 
-void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool) {
-  matmul_impl(w, x, x_stride, n_tok, y, y_stride, scratch, [&pool](std::int64_t n, bool enabled, auto&& body) {
+auto pool_for_each(ThreadPool& pool) {
+  return [&pool](std::int64_t n, bool enabled, auto&& body) {
     if (!enabled) {
       for (std::int64_t i = 0; i < n; ++i) body(i);
       return;
@@ -123,7 +183,26 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
     pool.parallel_for(n, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t i = b; i < e; ++i) body(i);
     });
-  });
+  };
+}
+
+}  // namespace
+
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
+  const MatmulOutput out{&w, y, y_stride};
+  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, omp_for_each(n_threads));
+}
+
+void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
+            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool) {
+  const MatmulOutput out{&w, y, y_stride};
+  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, pool_for_each(pool));
+}
+
+void matmul_group(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
+                  MatmulScratch& scratch, ThreadPool& pool) {
+  matmul_impl(outs, x, x_stride, n_tok, scratch, pool_for_each(pool));
 }
 
 void dequantize_row(const MatrixView& w, std::int64_t r, float* out) {

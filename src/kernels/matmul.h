@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -56,6 +57,20 @@ void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int
 // The same on a persistent pool (what the model uses: see core/thread_pool.h for why).
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
             std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool);
+
+// One output of a group of matmuls that read the same input (q/k/v, gate/up).
+struct MatmulOutput {
+  const MatrixView* w = nullptr;
+  float* y = nullptr;
+  std::int64_t y_stride = 0;
+};
+
+// outs[i].y = outs[i].w x for every i, as one parallel job on the pool (a forward pass has a few
+// hundred matmuls per token, each a pool handshake; grouping those that share an input removes a
+// third of them) and with one activation conversion per distinct format. The same results as
+// separate matmul() calls. Every weight is checked before any output is written.
+void matmul_group(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
+                  MatmulScratch& scratch, ThreadPool& pool);
 
 // Dequantizes row r of w into out[0 .. n_cols) (embedding lookup) with the block type's
 // reference dequantizer.

@@ -69,6 +69,16 @@ class Backend {
   virtual void embed(const kernels::MatrixView& table, std::span<const std::int32_t> tokens, Act out) = 0;
   // y row t = W x row t (+ bias if not null).
   virtual void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias = nullptr) = 0;
+  // Several matmuls that read the same input (q/k/v, gate/up): one call, so a backend can share
+  // the input's conversion and run them as one parallel job. Default: one matmul() each.
+  struct MatmulTarget {
+    const kernels::MatrixView* w = nullptr;
+    Act y;
+    const float* bias = nullptr;
+  };
+  virtual void matmul_group(Act x, std::span<const MatmulTarget> targets) {
+    for (const MatmulTarget& t : targets) matmul(*t.w, x, t.y, t.bias);
+  }
   // y row = rmsnorm(x row) * w (w may be null). y may be x.
   virtual void rmsnorm(Act x, const float* w, float eps, Act y) = 0;
   // Row t of x holds heads of head_dim values at position pos0 + t: rotate them in place.

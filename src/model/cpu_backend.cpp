@@ -39,10 +39,15 @@ class CpuBackend final : public Backend {
 
   void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
     kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, pool_);
-    if (w.outliers != nullptr) kernels::sparse_add(*w.outliers, x.data, x.stride, x.rows, y.data, y.stride);
-    if (bias != nullptr) {
-      for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
-    }
+    finish_matmul(w, x, y, bias);
+  }
+
+  void matmul_group(Act x, std::span<const MatmulTarget> targets) override {
+    std::vector<kernels::MatmulOutput> outs;
+    outs.reserve(targets.size());
+    for (const MatmulTarget& t : targets) outs.push_back({t.w, t.y.data, t.y.stride});
+    kernels::matmul_group(outs, x.data, x.stride, x.rows, scratch_, pool_);
+    for (const MatmulTarget& t : targets) finish_matmul(*t.w, x, t.y, t.bias);
   }
 
   void rmsnorm(Act x, const float* w, float eps, Act y) override {
@@ -145,6 +150,14 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // What follows the dense product: the sparse full-precision outliers, then the bias.
+  static void finish_matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) {
+    if (w.outliers != nullptr) kernels::sparse_add(*w.outliers, x.data, x.stride, x.rows, y.data, y.stride);
+    if (bias != nullptr) {
+      for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
+    }
+  }
+
   static int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
   int threads_;

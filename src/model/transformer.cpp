@@ -44,9 +44,8 @@ void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t p
   // Attention block.
   be_.rmsnorm(x, w.attn_norm, eps, h);
   observe("attn_norm", il, h);
-  be_.matmul(w.wq, h, q, w.bq);
-  be_.matmul(w.wk, h, k, w.bk);
-  be_.matmul(w.wv, h, v, w.bv);
+  const Backend::MatmulTarget qkv[] = {{&w.wq, q, w.bq}, {&w.wk, k, w.bk}, {&w.wv, v, w.bv}};
+  be_.matmul_group(h, qkv);
   observe("Qcur", il, q);
   observe("Kcur", il, k);
   observe("Vcur", il, v);
@@ -90,8 +89,8 @@ void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t p
   // Feed-forward block.
   be_.rmsnorm(x, w.ffn_norm, eps, h);
   observe("ffn_norm", il, h);
-  be_.matmul(w.gate, h, gate);
-  be_.matmul(w.up, h, up);
+  const Backend::MatmulTarget gate_up[] = {{&w.gate, gate, nullptr}, {&w.up, up, nullptr}};
+  be_.matmul_group(h, gate_up);
   observe("ffn_gate", il, gate);
   observe("ffn_up", il, up);
   be_.glu(hp_.ffn_act, gate, up, gate);

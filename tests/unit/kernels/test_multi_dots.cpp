@@ -14,7 +14,9 @@
 #include "kernels/dot.h"
 #include "kernels/matmul.h"
 #include "kernels/multi_dots.h"
+#include "core/thread_pool.h"
 #include "random_blocks.h"
+#include "wisp/error.h"
 
 namespace wisp {
 namespace {
@@ -129,6 +131,66 @@ TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace wisp
+
+namespace wisp {
+namespace {
+
+// matmul_group (one parallel job over several weights reading one input) gives exactly what
+// separate matmul() calls give: mixed types and row lengths, a repacked Q4_K with its per-token
+// activation format, shared and unshared conversions, batches of 1, 3 and 9 tokens.
+TEST(MatmulGroup, EqualsSeparateMatmuls) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const std::int64_t cols = 512;
+  struct W {
+    GgmlType type;
+    std::int64_t rows;
+  };
+  const W ws[] = {{GgmlType::kQ4_1, 40}, {GgmlType::kQ4_K, 24}, {GgmlType::kQ4_1, 19}, {GgmlType::kQ8_0, 8},
+                  {GgmlType::kQ6_K, 13}};
+  std::vector<std::vector<std::uint8_t>> bytes;
+  std::vector<kernels::MatrixView> views;
+  for (const W& w : ws) {
+    bytes.push_back(test::random_matrix(w.type, w.rows, cols, rng));
+    views.push_back({bytes.back().data(), static_cast<std::uint32_t>(w.type), cols, w.rows, block_type(w.type).row_bytes(cols)});
+  }
+  ThreadPool pool(2);
+  for (std::int64_t n_tok : {1, 3, 9}) {
+    std::vector<float> x(static_cast<std::size_t>(n_tok * cols));
+    for (auto& v : x) v = normal(rng);
+    std::vector<std::vector<float>> grouped, separate;
+    std::vector<kernels::MatmulOutput> outs;
+    for (const auto& v : views) {
+      grouped.emplace_back(static_cast<std::size_t>(n_tok * v.n_rows), -1.0f);
+      separate.emplace_back(static_cast<std::size_t>(n_tok * v.n_rows), -2.0f);
+    }
+    for (std::size_t i = 0; i < views.size(); ++i) outs.push_back({&views[i], grouped[i].data(), views[i].n_rows});
+    kernels::MatmulScratch s1, s2;
+    kernels::matmul_group(outs, x.data(), cols, n_tok, s1, pool);
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      kernels::matmul(views[i], x.data(), cols, n_tok, separate[i].data(), views[i].n_rows, s2, pool);
+      for (std::size_t e = 0; e < separate[i].size(); ++e) {
+        ASSERT_TRUE(same_bits(grouped[i][e], separate[i][e])) << "weight " << i << " tokens " << n_tok << " at " << e;
+      }
+    }
+  }
+}
+
+TEST(MatmulGroup, ChecksEveryWeightBeforeWriting) {
+  std::mt19937 rng(6);
+  const auto good = test::random_matrix(GgmlType::kQ8_0, 4, 64, rng);
+  const kernels::MatrixView ok{good.data(), static_cast<std::uint32_t>(GgmlType::kQ8_0), 64, 4, block_type(GgmlType::kQ8_0).row_bytes(64)};
+  const kernels::MatrixView bad{good.data(), 9999, 64, 4, 64};
+  std::vector<float> x(64, 1.0f), y1(4, 7.0f), y2(4, 7.0f);
+  const kernels::MatmulOutput outs[] = {{&ok, y1.data(), 4}, {&bad, y2.data(), 4}};
+  ThreadPool pool(2);
+  kernels::MatmulScratch s;
+  EXPECT_THROW(kernels::matmul_group(outs, x.data(), 64, 1, s, pool), Error);
+  EXPECT_EQ(y1, std::vector<float>(4, 7.0f));  // nothing written
 }
 
 }  // namespace
