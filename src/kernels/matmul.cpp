@@ -68,6 +68,28 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok) {
   return j;
 }
 
+// Tokens [t0, n_tok) of weight row r: four per call where a four-token variant exists (the
+// weight blocks unpacked once for four tokens), else one.
+void tokens_of_row(const Job& j, std::int64_t n_tok, std::int64_t r, std::int64_t t0) {
+  const std::uint8_t* wr = j.w->row(r);
+  const auto act_row = [&](std::int64_t t) { return j.act + static_cast<std::size_t>(t) * j.act_bytes; };
+  float o[4];
+  std::int64_t t = t0;
+  while (t < n_tok) {
+    const auto i = static_cast<std::size_t>(t);
+    const MultiDot* m = j.multis[i];
+    if (m != nullptr && m->tok4 != nullptr && t + 4 <= n_tok && j.dots[i] == j.dots[i + 1] &&
+        j.dots[i] == j.dots[i + 2] && j.dots[i] == j.dots[i + 3]) {
+      m->tok4(wr, act_row(t), j.act_bytes, j.w->n_cols, o);
+      for (int q = 0; q < 4; ++q) j.y[(t + q) * j.y_stride + r] = o[q];
+      t += 4;
+    } else {
+      j.y[t * j.y_stride + r] = j.dots[i](wr, act_row(t), j.w->n_cols);
+      ++t;
+    }
+  }
+}
+
 // Rows [c * kRowChunk, ...) of one job for every token.
 void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
   const MatrixView& w = *j.w;
@@ -81,23 +103,27 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
   };
   float o[4];
   if (n_tok >= 4) {
-    // Token-inner: one chunk of weight rows stays in cache while every token passes over it;
-    // four tokens per call, so each weight block is unpacked once for four.
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::uint8_t* wr = w.row(r);
+    // Token-inner: one chunk of weight rows stays in cache while every token passes over it.
+    // Four rows by four tokens per call where a tile kernel exists (weight blocks unpacked once
+    // for four tokens, activation blocks loaded once for four rows), else four tokens per call.
+    std::int64_t r = r0;
+    float tile[16];
+    for (; r + 4 <= r1; r += 4) {
       std::int64_t t = 0;
-      while (t < n_tok) {
+      while (t + 4 <= n_tok) {
         const MultiDot* m = j.multis[static_cast<std::size_t>(t)];
-        if (m != nullptr && m->tok4 != nullptr && t + 4 <= n_tok && same4(t)) {
-          m->tok4(wr, act_row(t), j.act_bytes, w.n_cols, o);
-          for (int q = 0; q < 4; ++q) j.y[(t + q) * j.y_stride + r] = o[q];
-          t += 4;
-        } else {
-          j.y[t * j.y_stride + r] = j.dots[static_cast<std::size_t>(t)](wr, act_row(t), w.n_cols);
-          ++t;
+        if (m == nullptr || m->tile4x4 == nullptr || !same4(t)) break;
+        m->tile4x4(w.row(r), w.row_bytes, act_row(t), j.act_bytes, w.n_cols, tile);
+        for (int a = 0; a < 4; ++a) {
+          for (int q = 0; q < 4; ++q) j.y[(t + q) * j.y_stride + r + a] = tile[4 * a + q];
         }
+        t += 4;
       }
+      if (t == n_tok) continue;
+      // Tokens the tiles did not cover: row by row below.
+      for (std::int64_t rr = r; rr < r + 4; ++rr) tokens_of_row(j, n_tok, rr, t);
     }
+    for (; r < r1; ++r) tokens_of_row(j, n_tok, r, 0);
     return;
   }
   // Few tokens (decode): four weight rows per call, four independent FMA chains.

@@ -22,11 +22,17 @@ using DotRow4Fn = void (*)(const void* w, std::size_t w_stride, const void* a, s
 // Which of a DotKernel's functions a variant reproduces.
 enum class DotSlot { kDot, kBatched, kRepacked, kRepackedX4 };
 
+// out[4 * r + t] = single(w + r * w_stride, a + t * a_stride, n) for r, t < 4: four rows by four
+// tokens, sharing both the weight unpacking and the activation loads.
+using DotTile4x4Fn = void (*)(const void* w, std::size_t w_stride, const void* a, std::size_t a_stride, std::int64_t n,
+                              float* out);
+
 struct MultiDot {
   std::uint32_t weight_type = 0;
   DotSlot slot = DotSlot::kDot;
   DotTok4Fn tok4 = nullptr;  // null: none
   DotRow4Fn row4 = nullptr;  // null: none
+  DotTile4x4Fn tile4x4 = nullptr;  // null: none
 };
 
 // The multi-output variants of `single`, one of the functions of `k` (find_dot_kernel's entry for

@@ -17,12 +17,40 @@ namespace {
 
 // How each legacy type turns one weight block and one activation block into the 8 int32 lanes
 // of legacy_dots.h. `prep` is the weight-only part (unpacked codes), shared by the four outputs.
+// For the 4x4 tiles, the activation-only part of a block's lanes is computed once per token and
+// shared by the four weight rows: the loaded codes and, for the offset types, the offset's products
+// (exact integers; lanes = codes . a - offset . a as in dot4_offset).
+struct ActPart {
+  __m256i a;
+  __m256i off;  // VNNI: offset . a in int32 lanes; AVX2: maddubs(offset, a) in int16 pairs
+};
+
+inline ActPart offset_part(const std::int8_t* qs, int offset) {
+  const __m256i a = load32(qs);
+  const __m256i off = _mm256_set1_epi8(static_cast<char>(offset));
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return {a, _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, a)};
+#else
+  return {a, _mm256_maddubs_epi16(off, a)};
+#endif
+}
+
+inline __m256i offset_lanes(__m256i q, const ActPart& p) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, p.a), p.off);
+#else
+  return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q, p.a), p.off), _mm256_set1_epi16(1));
+#endif
+}
+
 struct Q4_0Ops {
   using W = BlockQ4_0;
   using A = BlockQ8_0;
   static constexpr bool kHasMin = false;
   static __m256i prep(const W& x) { return unpack_nibbles(x.qs); }
   static __m256i lanes(__m256i q, const A& y) { return dot4_offset(q, 8, load32(y.qs)); }
+  static ActPart act(const A& y) { return offset_part(y.qs, 8); }
+  static __m256i lanes(__m256i q, const ActPart& p) { return offset_lanes(q, p); }
 };
 struct Q4_1Ops {
   using W = BlockQ4_1;
@@ -30,6 +58,8 @@ struct Q4_1Ops {
   static constexpr bool kHasMin = true;
   static __m256i prep(const W& x) { return unpack_nibbles(x.qs); }
   static __m256i lanes(__m256i q, const A& y) { return dot4_u8s8(q, load32(y.qs)); }
+  static ActPart act(const A& y) { return {load32(y.qs), _mm256_setzero_si256()}; }
+  static __m256i lanes(__m256i q, const ActPart& p) { return dot4_u8s8(q, p.a); }
 };
 struct Q5_0Ops {
   using W = BlockQ5_0;
@@ -37,6 +67,8 @@ struct Q5_0Ops {
   static constexpr bool kHasMin = false;
   static __m256i prep(const W& x) { return q5_codes(x.qs, x.qh); }
   static __m256i lanes(__m256i q, const A& y) { return dot4_offset(q, 16, load32(y.qs)); }
+  static ActPart act(const A& y) { return offset_part(y.qs, 16); }
+  static __m256i lanes(__m256i q, const ActPart& p) { return offset_lanes(q, p); }
 };
 struct Q5_1Ops {
   using W = BlockQ5_1;
@@ -44,6 +76,8 @@ struct Q5_1Ops {
   static constexpr bool kHasMin = true;
   static __m256i prep(const W& x) { return q5_codes(x.qs, x.qh); }
   static __m256i lanes(__m256i q, const A& y) { return dot4_u8s8(q, load32(y.qs)); }
+  static ActPart act(const A& y) { return {load32(y.qs), _mm256_setzero_si256()}; }
+  static __m256i lanes(__m256i q, const ActPart& p) { return dot4_u8s8(q, p.a); }
 };
 struct Q8_0Ops {
   using W = BlockQ8_0;
@@ -171,6 +205,78 @@ void row4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std:
     acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), scale, acc);
   }
   _mm_storeu_ps(out, acc);
+}
+
+
+// Four weight rows by four tokens (out[4 * row + token]): each weight block is unpacked once for
+// four tokens and each activation block loaded (and its offset products formed) once for four
+// rows. Per output the same operations in the same order as the one-row kernel: the scale
+// products d_x * d_y and the minimum chains are lanes of float4s, broadcast from memory.
+template <class T>
+void tile4x4_lanes(const void* w, std::size_t w_stride, const void* a, std::size_t a_stride, std::int64_t n,
+                   float* out) {
+  const typename T::W* x[4];
+  const typename T::A* y[4];
+  for (int j = 0; j < 4; ++j) {
+    x[j] = weight_row<T>(w, w_stride, j);
+    y[j] = act_row<T>(a, a_stride, j);
+  }
+  __m256 acc[4][4];
+  __m128 summs[4];  // [token], lane = row
+  for (int r = 0; r < 4; ++r) {
+    summs[r] = _mm_setzero_ps();
+    for (int t = 0; t < 4; ++t) acc[r][t] = _mm256_setzero_ps();
+  }
+  alignas(16) float scale[4][4];  // [token][row]
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m128 dx = h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+    __m128 mx = _mm_setzero_ps();
+    if constexpr (T::kHasMin) mx = h2f4(x[0][b].m, x[1][b].m, x[2][b].m, x[3][b].m);
+    const auto q0 = T::prep(x[0][b]), q1 = T::prep(x[1][b]), q2 = T::prep(x[2][b]), q3 = T::prep(x[3][b]);
+    for (int t = 0; t < 4; ++t) {
+      const typename T::A& yb = y[t][b];
+      _mm_store_ps(scale[t], _mm_mul_ps(dx, _mm_set1_ps(h2f(yb.d))));
+      if constexpr (T::kHasMin) summs[t] = _mm_fmadd_ps(mx, _mm_set1_ps(h2f(yb.s)), summs[t]);
+      const ActPart p = T::act(yb);
+      acc[0][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t][0]), _mm256_cvtepi32_ps(T::lanes(q0, p)), acc[0][t]);
+      acc[1][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t][1]), _mm256_cvtepi32_ps(T::lanes(q1, p)), acc[1][t]);
+      acc[2][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t][2]), _mm256_cvtepi32_ps(T::lanes(q2, p)), acc[2][t]);
+      acc[3][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&scale[t][3]), _mm256_cvtepi32_ps(T::lanes(q3, p)), acc[3][t]);
+    }
+  }
+  for (int t = 0; t < 4; ++t) {
+    alignas(16) float m[4];
+    _mm_store_ps(m, summs[t]);
+    for (int r = 0; r < 4; ++r) out[4 * r + t] = T::kHasMin ? hsum8(acc[r][t]) + m[r] : hsum8(acc[r][t]);
+  }
+}
+
+// dot_q4_0_repacked's order (one exact integer sum per block, acc = fma(sum, d_x * d_y, acc)) for
+// four rows by four tokens; per token, the four rows' chains are the lanes of one float4.
+void tile4x4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std::size_t a_stride, std::int64_t n,
+                           float* out) {
+  const BlockQ4_0* x[4];
+  const BlockQ8_0* y[4];
+  for (int j = 0; j < 4; ++j) {
+    x[j] = weight_row<Q4_0Ops>(w, w_stride, j);
+    y[j] = act_row<Q4_0Ops>(a, a_stride, j);
+  }
+  __m128 acc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};  // [token]
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m128 dx = h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d);
+    const __m256i q0 = unpack_nibbles(x[0][b].qs), q1 = unpack_nibbles(x[1][b].qs), q2 = unpack_nibbles(x[2][b].qs),
+                  q3 = unpack_nibbles(x[3][b].qs);
+    for (int t = 0; t < 4; ++t) {
+      const ActPart p = Q4_0Ops::act(y[t][b]);
+      const __m128i sums = hsum4_i32(offset_lanes(q0, p), offset_lanes(q1, p), offset_lanes(q2, p), offset_lanes(q3, p));
+      acc[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(dx, _mm_set1_ps(h2f(y[t][b].d))), acc[t]);
+    }
+  }
+  for (int t = 0; t < 4; ++t) {
+    alignas(16) float v[4];
+    _mm_store_ps(v, acc[t]);
+    for (int r = 0; r < 4; ++r) out[4 * r + t] = v[r];
+  }
 }
 
 // ---- K-quants ----------------------------------------------------------------------------------

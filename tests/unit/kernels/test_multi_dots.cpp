@@ -93,6 +93,17 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
             }
           }
         }
+        if (m.tile4x4 != nullptr) {
+          float tile[16];
+          m.tile4x4(w.data(), w_stride, a.data(), a_stride, n, tile);
+          for (int r = 0; r < 4; ++r) {
+            for (int t = 0; t < 4; ++t) {
+              const float want = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
+              ASSERT_TRUE(same_bits(tile[4 * r + t], want))
+                  << where << " tile4x4 row " << r << " token " << t << ": " << tile[4 * r + t] << " vs " << want;
+            }
+          }
+        }
         ++checked;
       }
     }
@@ -109,7 +120,7 @@ TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
                         GgmlType::kQ4_K, GgmlType::kQ6_K}) {
     // Row counts with and without ggml's repacking (multiples of 8) and batches on both sides of
     // the tiled K-quant GEMM's threshold, with and without a tail of fewer than four tokens.
-    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 1}, {24, 3}, {21, 9}, {16, 4}, {16, 11}}) {
+    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 1}, {24, 3}, {21, 9}, {16, 4}, {16, 11}, {37, 13}, {40, 8}}) {
       const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 96;
       const auto wbytes = test::random_matrix(type, rows, cols, rng);
       const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
