@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "formats/half.h"
+#include "formats/half_rows.h"
 #include "kernels/ggml_order.h"
 
 #if defined(__AVX512F__)
@@ -85,17 +86,24 @@ const std::vector<std::uint16_t>& gelu_f16_table() {
 
 void gelu_tanh_mul(const float* gate, const float* up, float* out, std::int64_t n) {
   const std::vector<std::uint16_t>& table = gelu_f16_table();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    float act;
-    if (g <= -10.0f) {
-      act = 0.0f;
-    } else if (g >= 10.0f) {
-      act = g;
-    } else {
-      act = f16_to_f32(table[f32_to_f16(g)]);
+  // The inputs rounded to half a chunk at a time (hardware conversion where the build has it).
+  constexpr std::int64_t kChunk = 64;
+  std::uint16_t h[kChunk];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const std::int64_t m = std::min(kChunk, n - i0);
+    f32_to_f16_row(gate + i0, h, m);
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float g = gate[i0 + i];
+      float act;
+      if (g <= -10.0f) {
+        act = 0.0f;
+      } else if (g >= 10.0f) {
+        act = g;
+      } else {
+        act = f16_to_f32(table[h[i]]);
+      }
+      out[i0 + i] = act * up[i0 + i];
     }
-    out[i] = act * up[i];
   }
 }
 
