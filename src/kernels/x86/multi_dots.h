@@ -83,8 +83,17 @@ struct Q8_0Ops {
   using W = BlockQ8_0;
   using A = BlockQ8_0;
   static constexpr bool kHasMin = false;
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  // dot4_s8s8's VNNI form: (x + 128) . y - 128 . sum(y); the first factor is weight-only, the
+  // second activation-only.
+  static __m256i prep(const W& x) { return _mm256_xor_si256(load32(x.qs), _mm256_set1_epi8(static_cast<char>(0x80))); }
+  static __m256i lanes(__m256i q, const A& y) { return lanes(q, act(y)); }
+  static ActPart act(const A& y) { return offset_part(y.qs, 0x80); }
+  static __m256i lanes(__m256i q, const ActPart& p) { return offset_lanes(q, p); }
+#else
   static const std::int8_t* prep(const W& x) { return x.qs; }
   static __m256i lanes(const std::int8_t* q, const A& y) { return dot4_s8s8(q, y.qs); }
+#endif
 };
 
 template <class T>
@@ -154,6 +163,11 @@ void tok4_lanes(const void* w, const void* a, std::size_t a_stride, std::int64_t
   finish4<T>(acc, summs, out);
 }
 
+// Whether T splits its lanes into a weight part and an activation part (ActPart) that four rows
+// can share.
+template <class T>
+concept HasActPart = requires(const typename T::A& y) { T::act(y); };
+
 template <class T>
 void row4_lanes(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
   const auto* y = static_cast<const typename T::A*>(a);
@@ -167,9 +181,16 @@ void row4_lanes(const void* w, std::size_t w_stride, const void* a, std::int64_t
       const __m128 mx = h2f4(x[0][b].m, x[1][b].m, x[2][b].m, x[3][b].m);
       summs = _mm_fmadd_ps(mx, _mm_set1_ps(h2f(y[b].s)), summs);
     }
-    const __m256i l[4] = {T::lanes(T::prep(x[0][b]), y[b]), T::lanes(T::prep(x[1][b]), y[b]),
-                          T::lanes(T::prep(x[2][b]), y[b]), T::lanes(T::prep(x[3][b]), y[b])};
-    fma4<T>(l, _mm_mul_ps(dx, _mm_set1_ps(h2f(y[b].d))), acc);
+    if constexpr (HasActPart<T>) {
+      const ActPart p = T::act(y[b]);
+      const __m256i l[4] = {T::lanes(T::prep(x[0][b]), p), T::lanes(T::prep(x[1][b]), p),
+                            T::lanes(T::prep(x[2][b]), p), T::lanes(T::prep(x[3][b]), p)};
+      fma4<T>(l, _mm_mul_ps(dx, _mm_set1_ps(h2f(y[b].d))), acc);
+    } else {
+      const __m256i l[4] = {T::lanes(T::prep(x[0][b]), y[b]), T::lanes(T::prep(x[1][b]), y[b]),
+                            T::lanes(T::prep(x[2][b]), y[b]), T::lanes(T::prep(x[3][b]), y[b])};
+      fma4<T>(l, _mm_mul_ps(dx, _mm_set1_ps(h2f(y[b].d))), acc);
+    }
   }
   finish4<T>(acc, summs, out);
 }
@@ -197,10 +218,10 @@ void row4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std:
   for (int j = 0; j < 4; ++j) x[j] = weight_row<Q4_0Ops>(w, w_stride, j);
   __m128 acc = _mm_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK; ++b) {
-    const __m256i ya = load32(y[b].qs);
+    const ActPart p = Q4_0Ops::act(y[b]);
     const __m128i sums =
-        hsum4_i32(dot4_offset(unpack_nibbles(x[0][b].qs), 8, ya), dot4_offset(unpack_nibbles(x[1][b].qs), 8, ya),
-                  dot4_offset(unpack_nibbles(x[2][b].qs), 8, ya), dot4_offset(unpack_nibbles(x[3][b].qs), 8, ya));
+        hsum4_i32(offset_lanes(unpack_nibbles(x[0][b].qs), p), offset_lanes(unpack_nibbles(x[1][b].qs), p),
+                  offset_lanes(unpack_nibbles(x[2][b].qs), p), offset_lanes(unpack_nibbles(x[3][b].qs), p));
     const __m128 scale = _mm_mul_ps(h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d), _mm_set1_ps(h2f(y[b].d)));
     acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), scale, acc);
   }
