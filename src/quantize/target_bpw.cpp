@@ -155,11 +155,16 @@ TargetBpwPlan plan_target_bpw(const std::vector<SourceTensor>& tensors, const Ty
   }
   const auto budget = static_cast<std::uint64_t>(std::floor(opt.target_bpw * static_cast<double>(elements) / 8.0));
   if (floor_bytes > budget) {
+    // The --no-protect hint only where protection raised the floor.
+    const bool protected_floor =
+        policy.keep_embeddings_high && std::any_of(tensors.begin(), tensors.end(), [&](const SourceTensor& t) {
+          return is_embedding_or_output(t.name) && !is_fixed(t, policy) && t.ne[0] % 32 == 0;
+        });
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "--target-bpw %.3g is below the smallest this model reaches with the candidate types: %.3f bits/weight%s",
                   opt.target_bpw, 8.0 * static_cast<double>(floor_bytes) / static_cast<double>(elements),
-                  policy.keep_embeddings_high ? " (token_embd/output kept at >= 6 bits; --no-protect lowers that)" : "");
+                  protected_floor ? " (token_embd/output kept at >= 6 bits; --no-protect lowers that)" : "");
     throw Error(buf);
   }
   const BitAllocation alloc = allocate_bits(items, budget);
