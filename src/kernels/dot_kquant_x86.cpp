@@ -34,7 +34,9 @@ float tiled(const void* w, const void* a, std::int64_t n) {
     const KSums s = ksums(k, y[b].qs);
     float r = static_cast<float>(s.s1) * k.d;
     if (k.dmin != 0.0f || s.s2 != 0) r = std::fma(-k.dmin, static_cast<float>(s.s2), r);
-    acc = acc + r * y[b].d;
+    // One rounding, as llama.cpp's build computes it (its compiler fuses this multiply-add): spelled
+    // as an FMA so the result does not depend on this compiler's contraction choices.
+    acc = std::fma(r, y[b].d, acc);
   }
   return acc;
 }

@@ -113,7 +113,7 @@ float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n) { retur
 inline float tiled_step(float acc, int s1, int s2, float d, float dmin, float yd) {
   float r = static_cast<float>(s1) * d;
   if (dmin != 0.0f || s2 != 0) r = __builtin_fmaf(-dmin, static_cast<float>(s2), r);
-  return acc + r * yd;
+  return __builtin_fmaf(r, yd, acc);  // one rounding, as the reference (dot_kquant_x86.cpp)
 }
 
 float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {

@@ -430,10 +430,10 @@ void tok4_q6_k_tiled(const void* w, const void* a, std::size_t a_stride, std::in
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     const __m128i sums = hsum4_i32(q6k_lanes(x[b], y[0][b]), q6k_lanes(x[b], y[1][b]), q6k_lanes(x[b], y[2][b]),
                                    q6k_lanes(x[b], y[3][b]));
-    // tiled_step with dmin = 0 and s2 = 0: r = s1 * d; acc + r * yd.
+    // tiled_step with dmin = 0 and s2 = 0: r = s1 * d; acc = fma(r, yd, acc).
     const __m128 r = _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_set1_ps(h2f(x[b].d)));
     const __m128 yd = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
-    acc = _mm_add_ps(acc, _mm_mul_ps(r, yd));
+    acc = _mm_fmadd_ps(r, yd, acc);
   }
   _mm_storeu_ps(out, acc);
 }
