@@ -420,6 +420,35 @@ void row4_q6_k(const void* w, std::size_t w_stride, const void* a, std::int64_t 
   for (int j = 0; j < 4; ++j) out[j] = hsum8(acc[j]);
 }
 
+// q6k_lanes split in two so that four tokens share the unpacking: the 8 chunks of unsigned 6-bit
+// codes of a super-block (weight-only), then the scaled products with one token's codes, minus
+// the 32-offset through the block sums; the same exact integer lanes as q6k_lanes.
+inline void q6k_codes(const BlockQ6_K& x, __m256i (&codes)[8]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m2 = _mm256_set1_epi8(0x30);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i qa = load32(x.ql + 64 * h);
+    const __m256i qb = load32(x.ql + 64 * h + 32);
+    const __m256i hv = load32(x.qh + 32 * h);
+    codes[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(qa, m4), _mm256_and_si256(_mm256_slli_epi16(hv, 4), m2));
+    codes[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(qb, m4), _mm256_and_si256(_mm256_slli_epi16(hv, 2), m2));
+    codes[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qa, 4), m4), _mm256_and_si256(hv, m2));
+    codes[4 * h + 3] =
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hv, 2), m2));
+  }
+}
+
+inline __m256i q6k_token_lanes(const __m256i (&codes)[8], const __m256i (&scale)[8], __m256i offset_scales,
+                               const BlockQ8_K& y) {
+  __m256i isum = _mm256_setzero_si256();
+  for (int chunk = 0; chunk < 8; ++chunk) {
+    const __m256i p = _mm256_maddubs_epi16(codes[chunk], load32(y.qs + 32 * chunk));
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scale[chunk]));
+  }
+  const __m256i offset = _mm256_madd_epi16(load32(y.bsums), offset_scales);
+  return _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));
+}
+
 // dot_q6_k_tiled (the tiled GEMM: one exact integer per super-block, then the float step) for
 // four tokens; lane j of the float4 is token j's chain.
 void tok4_q6_k_tiled(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
@@ -427,9 +456,18 @@ void tok4_q6_k_tiled(const void* w, const void* a, std::size_t a_stride, std::in
   const BlockQ8_K* y[4];
   for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
   __m128 acc = _mm_setzero_ps();
+  __m256i codes[8], scale[8];
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
-    const __m128i sums = hsum4_i32(q6k_lanes(x[b], y[0][b]), q6k_lanes(x[b], y[1][b]), q6k_lanes(x[b], y[2][b]),
-                                   q6k_lanes(x[b], y[3][b]));
+    q6k_codes(x[b], codes);
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      // Lanes 0-3 lie in sub-block 2*chunk, lanes 4-7 in 2*chunk + 1.
+      scale[chunk] = _mm256_set_m128i(_mm_set1_epi16(x[b].scales[2 * chunk + 1]), _mm_set1_epi16(x[b].scales[2 * chunk]));
+    }
+    const __m256i offset_scales = _mm256_cvtepi8_epi16(load16(x[b].scales));
+    const __m128i sums = hsum4_i32(q6k_token_lanes(codes, scale, offset_scales, y[0][b]),
+                                   q6k_token_lanes(codes, scale, offset_scales, y[1][b]),
+                                   q6k_token_lanes(codes, scale, offset_scales, y[2][b]),
+                                   q6k_token_lanes(codes, scale, offset_scales, y[3][b]));
     // tiled_step with dmin = 0 and s2 = 0: r = s1 * d; acc = fma(r, yd, acc).
     const __m128 r = _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_set1_ps(h2f(x[b].d)));
     const __m128 yd = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
