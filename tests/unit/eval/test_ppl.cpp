@@ -67,3 +67,60 @@ TEST(Eval, TooShortTextIsAClearError) {
 
 }  // namespace
 }  // namespace wisp::eval
+
+namespace wisp::eval {
+namespace {
+
+// --save-logits / --kl-base-logits: scoring against the base's saved log-probabilities gives the
+// numbers that running the base gives, and a file from another text or -c is refused by name.
+TEST(Eval, SavedBaseLogitsGiveTheSameDelta) {
+  const std::string base_path = std::string(WISP_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  const std::string dir = ::testing::TempDir();
+  const std::string model_path = dir + "/wisp_saved_logits_q8.gguf", saved = dir + "/wisp_saved_logits.bin";
+  ASSERT_EQ(std::system(("'" WISP_BINARY "' quantize " + base_path + " " + model_path + " --type wq4_g64 2>/dev/null").c_str()), 0);
+  const std::string text = read(std::string(WISP_SOURCE_DIR) + "/tests/data/declaration.txt");
+  auto base = Model::load(base_path);
+  auto model = Model::load(model_path);
+  PplOptions opt;
+  opt.n_ctx = 32;
+  opt.max_chunks = 3;
+  opt.log = nullptr;
+  PplOptions save = opt;
+  save.save_logits = saved;
+  const PplResult b = perplexity(base, nullptr, base_path, text, save);
+  const PplResult direct = perplexity(model, base, model_path, text, opt);
+  PplOptions from_file = opt;
+  from_file.base_logits = saved;
+  const PplResult via = perplexity(model, nullptr, model_path, text, from_file);
+  EXPECT_GT(direct.mean_kl(), 1e-4);  // a real difference to reproduce
+  EXPECT_DOUBLE_EQ(via.ppl(), direct.ppl());
+  EXPECT_NEAR(via.base_ppl(), b.ppl(), 1e-4 * b.ppl());  // log-probabilities stored as f32
+  EXPECT_NEAR(via.base_ppl(), direct.base_ppl(), 1e-4 * b.ppl());
+  EXPECT_NEAR(via.mean_kl(), direct.mean_kl(), 1e-5);
+  EXPECT_EQ(via.top1_same, direct.top1_same);
+
+  // Fewer windows than saved is fine; more, another -c or another text is not.
+  from_file.max_chunks = 2;
+  EXPECT_NO_THROW(perplexity(model, nullptr, model_path, text, from_file));
+  auto fails_with = [&](PplOptions o, const std::string& t, const std::string& what) {
+    try {
+      perplexity(model, nullptr, model_path, t, o);
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(saved), std::string::npos) << e.what();
+    }
+  };
+  PplOptions more = from_file;
+  more.max_chunks = 4;
+  fails_with(more, text, "3 windows");
+  PplOptions other_ctx = from_file;
+  other_ctx.n_ctx = 16;
+  fails_with(other_ctx, text, "-c 32");
+  fails_with(from_file, "Some other text entirely. " + text, "other tokens");
+  std::remove(model_path.c_str());
+  std::remove(saved.c_str());
+}
+
+}  // namespace
+}  // namespace wisp::eval
