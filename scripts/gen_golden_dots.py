@@ -44,6 +44,9 @@ CASES = [
     ("F32", 1024, 1), ("F32", 1000, 1), ("F32", 1024, 3), ("F32", 1000, 3),
     ("F16", 1024, 1), ("F16", 1000, 1), ("F16", 1024, 3), ("F16", 1000, 3),
     ("BF16", 1024, 1), ("BF16", 1000, 1), ("BF16", 1024, 3), ("BF16", 1000, 3),
+    # Tails that reach ggml_vec_dot_f32's fused last elements (tail % 8 != 0), and a batch whose K
+    # is a multiple of 16 but not of 32 (BF16's tinyBLAS declines it: the one-token order).
+    ("F32", 1021, 1), ("F32", 1011, 1), ("F16", 1021, 1), ("BF16", 1021, 1), ("BF16", 1008, 3),
 ]
 M = 8
 

@@ -11,7 +11,7 @@
 // same lanes returns the same bits; its tests compare it for equality with these.
 //
 // tests/unit/kernels/test_golden_dots.cpp checks these references against libggml-cpu itself
-// (scripts/gen_golden_dots.py) for the K-quants.
+// (scripts/gen_golden_dots.py) for the K-quants and the float types.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,9 @@ struct DotKernel {
   // in groups of 4, its GEMV the last n_tok % 4 tokens (and single tokens).
   DotFn dot_repacked = nullptr;
   DotFn dot_repacked_x4 = nullptr;  // null: same as dot_repacked
+  // dot_batched only for matrices whose row count is a multiple of this: tinyBLAS (the float
+  // types) declines other shapes and ggml then runs its one-token dot for every token.
+  std::int64_t batch_rows_multiple = 1;
   const char* isa = "scalar";  // which implementation this is, for logs and benchmarks
 
   bool repacked(std::int64_t n_rows) const { return dot_repacked != nullptr && n_rows % 8 == 0; }
@@ -42,7 +45,7 @@ struct DotKernel {
     if (repacked(n_rows)) {
       return t < n_tok - n_tok % 4 && dot_repacked_x4 != nullptr ? dot_repacked_x4 : dot_repacked;
     }
-    if (dot_batched != nullptr && n_tok >= batch_min) return dot_batched;
+    if (dot_batched != nullptr && n_tok >= batch_min && n_rows % batch_rows_multiple == 0) return dot_batched;
     return dot;
   }
   // Repacked Q8_K activations come from ggml's interleaving quantizer in groups of 4 tokens, whose
@@ -85,9 +88,14 @@ float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q6_k_tiled(const void* w, const void* a, std::int64_t n);
+// The float types (dot_float.cpp): ggml's one-token vec_dot, and tinyBLAS for batches (which
+// itself runs the one-token order when n is not a multiple of 16, BF16: 32, as ggml does).
 float dot_f32(const void* w, const void* a, std::int64_t n);
+float dot_f32_batched(const void* w, const void* a, std::int64_t n);
 float dot_f16(const void* w, const void* a, std::int64_t n);
+float dot_f16_batched(const void* w, const void* a, std::int64_t n);
 float dot_bf16(const void* w, const void* a, std::int64_t n);
+float dot_bf16_batched(const void* w, const void* a, std::int64_t n);
 }  // namespace scalar
 
 }  // namespace wisp::kernels

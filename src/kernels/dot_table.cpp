@@ -17,11 +17,12 @@ namespace {
 constexpr auto id(GgmlType t) { return static_cast<std::uint32_t>(t); }
 
 // Batches of 2+ tokens (tinyBLAS) use the same order as one token for the 32-value types, so
-// they need no batched entry; the K-quants switch to the tiled GEMM at 8 tokens.
+// they need no batched entry; the K-quants switch to the tiled GEMM at 8 tokens. The float types
+// take tinyBLAS's own float order from 2 tokens, on matrices of 4k rows (tinyBLAS's condition).
 constexpr std::array kScalarKernels = {
-    DotKernel{id(GgmlType::kF32), ActFormat::kF32, scalar::dot_f32},
-    DotKernel{id(GgmlType::kF16), ActFormat::kF16, scalar::dot_f16},
-    DotKernel{id(GgmlType::kBF16), ActFormat::kBF16, scalar::dot_bf16},
+    DotKernel{id(GgmlType::kF32), ActFormat::kF32, scalar::dot_f32, scalar::dot_f32_batched, 2, nullptr, nullptr, 4},
+    DotKernel{id(GgmlType::kF16), ActFormat::kF16, scalar::dot_f16, scalar::dot_f16_batched, 2, nullptr, nullptr, 4},
+    DotKernel{id(GgmlType::kBF16), ActFormat::kBF16, scalar::dot_bf16, scalar::dot_bf16_batched, 2, nullptr, nullptr, 4},
     DotKernel{id(GgmlType::kQ4_0), ActFormat::kQ8_0, scalar::dot_q4_0, nullptr, 2, scalar::dot_q4_0_repacked},
     DotKernel{id(GgmlType::kQ4_1), ActFormat::kQ8_1, scalar::dot_q4_1},
     DotKernel{id(GgmlType::kQ5_0), ActFormat::kQ8_0, scalar::dot_q5_0},

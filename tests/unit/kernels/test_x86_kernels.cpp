@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -177,6 +178,80 @@ TEST(X86Kernels, WqDotsEqualScalarBitForBit) {
         }
       }
     }
+  }
+}
+
+// Rows of n F32 / F16 / BF16 values (raw element bytes) for the float dots: normal, magnitudes
+// spread over 2^-20..2^20, all-equal, edge values (signed zeros, the largest finite values that
+// cannot overflow a long sum, the smallest normals, subnormals), and tiny values whose products
+// are float subnormals (the BF16 pair-dot flushes those; plain FMA lanes keep them).
+std::vector<std::vector<std::uint8_t>> float_rows(GgmlType type, std::int64_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-20, 20), pick(0, 7);
+  const float big = type == GgmlType::kF16 ? 60000.0f : 1e17f;  // products and long sums stay finite
+  const float smallest_normal = type == GgmlType::kF16 ? 0x1p-14f : 0x1p-126f;
+  const float subnormal = type == GgmlType::kF16 ? 0x1p-24f : 0x1p-133f;
+  const float edge[8] = {0.0f, -0.0f, big, -big, smallest_normal, -subnormal, 1.0f, -3.0f * subnormal};
+  std::vector<std::vector<float>> values(5, std::vector<float>(static_cast<std::size_t>(n)));
+  for (auto& v : values[0]) v = normal(rng);
+  for (auto& v : values[1]) v = std::ldexp(normal(rng), exponent(rng));
+  for (auto& v : values[2]) v = -1.25f;
+  for (auto& v : values[3]) v = pick(rng) < 2 ? edge[pick(rng)] : normal(rng);
+  for (auto& v : values[4]) v = normal(rng) * (type == GgmlType::kF16 ? 0x1p-12f : 0x1p-64f);
+  std::vector<std::vector<std::uint8_t>> out;
+  const std::size_t width = type == GgmlType::kF32 ? 4 : 2;
+  for (const auto& v : values) {
+    std::vector<std::uint8_t> row(v.size() * width);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (type == GgmlType::kF32) {
+        std::memcpy(row.data() + 4 * i, &v[i], 4);
+      } else {
+        const std::uint16_t h = type == GgmlType::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
+        std::memcpy(row.data() + 2 * i, &h, 2);
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+TEST(X86Kernels, FloatDotsEqualScalarBitForBit) {
+  std::mt19937 rng(23);
+  for (Isa isa : kX86) {
+    if (!runs(isa)) continue;
+    for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+      const auto id = static_cast<std::uint32_t>(type);
+      const DotKernel* k = kernels::find_dot_kernel_for(id, isa);
+      const DotKernel* s = kernels::find_scalar_dot_kernel(id);
+      const char* name = block_type(type).name;
+      ASSERT_NE(k, nullptr);
+      ASSERT_NE(k->dot, s->dot) << name << ": no " << isa_name(isa) << " kernel";
+      ASSERT_NE(k->dot_batched, s->dot_batched) << name << ": no " << isa_name(isa) << " batched kernel";
+      // Whole steps of 64 or none, every tail length class (below and above 8 and 16), rows whose
+      // length is a multiple of 16 but not of 32 (BF16's batched path then takes the one-token
+      // order), and the real models' row lengths.
+      for (std::int64_t n : {1, 5, 8, 13, 16, 24, 31, 32, 48, 63, 64, 65, 72, 79, 96, 112, 127, 128, 576, 1021, 1549}) {
+        const auto ws = float_rows(type, n, rng);
+        const auto as = float_rows(type, n, rng);
+        for (const auto& w : ws) {
+          for (const auto& a : as) {
+            EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n)) << name << " " << isa_name(isa);
+            EXPECT_TRUE(same_bits(k->dot_batched, s->dot_batched, w.data(), a.data(), n)) << name << " batched " << isa_name(isa);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The float types take tinyBLAS's order only where ggml does: 2+ tokens and a multiple of 4 rows.
+TEST(X86Kernels, FloatBatchedPathNeedsTwoTokensAndFourRowMultiples) {
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    const DotKernel* k = kernels::find_scalar_dot_kernel(static_cast<std::uint32_t>(type));
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->select(576, 1, 0), k->dot);
+    EXPECT_EQ(k->select(576, 2, 1), k->dot_batched);
+    EXPECT_EQ(k->select(578, 5, 0), k->dot);
   }
 }
 
