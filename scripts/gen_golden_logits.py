@@ -11,6 +11,8 @@ For each model it records, with llama.cpp as the oracle on the same GGUF file:
 Models:
   smollm2-135m   models/SmolLM2-135M-Instruct.Q4_1.gguf   (llama; Q4_1, Q8_0 tied embeddings)
   gemma3-270m    models/gemma-3-270m-q4_k_m.gguf          (gemma3; Q5_0, Q4_K, Q6_K, Q8_0)
+  smollm2-135m-f16  models/sweep/SmolLM2-135M-Instruct.F16.gguf  (llama; every matrix F16: the float
+                                                           dots, one-token and tinyBLAS orders)
   qwen2-tiny     tests/golden/logits/qwen2-tiny.gguf      (written here: random weights, QKV biases,
                                                            tied embeddings, quantized by llama.cpp
                                                            to Q4_K_M)
@@ -123,13 +125,13 @@ def record(name: str, model_path: Path, model_ref: str, text_tokens: list[int], 
     print(f"{name}: {len(text_tokens)} text tokens, vocab {n_vocab}")
 
 
-def real_model(name: str, path: Path, full_positions: list[int]) -> None:
+def real_model(name: str, path: Path, full_positions: list[int], model_ref: str | None = None) -> None:
     llm = load(path)
     text = (OUT / "passage.txt").read_text(encoding="utf-8")
     toks = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)[:N_TEXT_TOKENS]
     prompts = [(p, llm.tokenize(p.encode("utf-8"), add_bos=True, special=False)) for p in PROMPTS]
     del llm
-    record(name, path, f"models/{path.name}", toks, prompts, full_positions, N_GEN)
+    record(name, path, model_ref or f"models/{path.name}", toks, prompts, full_positions, N_GEN)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,6 +263,8 @@ def main() -> int:
         "smollm2-135m": lambda: real_model("smollm2-135m", models / "SmolLM2-135M-Instruct.Q4_1.gguf",
                                            [0, 127, N_TEXT_TOKENS - 1]),
         "gemma3-270m": lambda: real_model("gemma3-270m", models / "gemma-3-270m-q4_k_m.gguf", [N_TEXT_TOKENS - 1]),
+        "smollm2-135m-f16": lambda: real_model("smollm2-135m-f16", models / "sweep" / "SmolLM2-135M-Instruct.F16.gguf",
+                                               [0, N_TEXT_TOKENS - 1], "models/sweep/SmolLM2-135M-Instruct.F16.gguf"),
         "qwen2-tiny": lambda: tiny_model("qwen2-tiny", "qwen2", llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M, 20240601,
                                          n_embd=256, n_head=4, n_head_kv=2, n_ff=512, n_layer=2, n_vocab=512,
                                          rope_base=1000000.0, qkv_bias=True, tied=True),
