@@ -8,6 +8,7 @@
 #include "formats/half.h"
 #include "formats/half_rows.h"
 #include "kernels/ggml_order.h"
+#include "kernels/vec_ops.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -112,13 +113,9 @@ void softcap(float* x, std::int64_t n, float cap) {
   for (std::int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i] * inv) * cap;
 }
 
-void scale(float* x, std::int64_t n, float s) {
-  for (std::int64_t i = 0; i < n; ++i) x[i] *= s;
-}
+void scale(float* x, std::int64_t n, float s) { vec::mul_scale(x, s, x, n); }
 
-void add(const float* x, float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) y[i] += x[i];
-}
+void add(const float* x, float* y, std::int64_t n) { vec::add_to(x, y, n); }
 
 void softmax(float* x, std::int64_t n) {
   float max = -std::numeric_limits<float>::infinity();

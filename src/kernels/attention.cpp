@@ -16,6 +16,7 @@
 #include "formats/half_rows.h"
 #include "kernels/activations.h"
 #include "kernels/ggml_order.h"
+#include "kernels/vec_ops.h"
 #include "wisp/error.h"
 
 namespace wisp::kernels {
@@ -78,16 +79,7 @@ float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
 }
 
 // row[i] = fma(v[i], w, row[i]) for i < d: one position's term added to one lane of every output.
-inline void axpy_lane(const float* v, float w, float* row, std::int64_t d) {
-  std::int64_t i = 0;
-#if defined(__AVX512F__)
-  const __m512 wv = _mm512_set1_ps(w);
-  for (; i + 16 <= d; i += 16) {
-    _mm512_storeu_ps(row + i, _mm512_fmadd_ps(_mm512_loadu_ps(v + i), wv, _mm512_loadu_ps(row + i)));
-  }
-#endif
-  for (; i < d; ++i) row[i] = std::fma(v[i], w, row[i]);
-}
+inline void axpy_lane(const float* v, float w, float* row, std::int64_t d) { vec::fma_scalar(v, w, row, d); }
 
 // out[i] = reduce16 over the 16 lane rows acc[l * d + i] (l < 16), computed for all i at once:
 // the same additions as reduce16, each on a whole row.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/vec_ops.h"
+
 namespace wisp::kernels {
 
 void rmsnorm(const float* x, const float* w, float* y, std::int64_t n, float eps) {
@@ -10,9 +12,9 @@ void rmsnorm(const float* x, const float* w, float* y, std::int64_t n, float eps
   const auto mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   if (w != nullptr) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+    vec::mul_scale_mul(x, scale, w, y, n);
   } else {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
+    vec::mul_scale(x, scale, y, n);
   }
 }
 
