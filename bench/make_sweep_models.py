@@ -4,6 +4,8 @@
 SmolLM2-135M (Q4_1, the real model) is dequantized to an F16 GGUF with the `gguf` package (its
 reference dequantizers; metadata and tokenizer copied), then llama.cpp's own quantizer
 (llama-cpp-python's llama_model_quantize) makes each standard type from that F16 file.
+wisp's own group-wise types (--wisp-types, e.g. wq4_g64) are made from the same F16 file by
+`wisp quantize` (llama.cpp refuses those files by design: compare_llamacpp lists them wisp-only).
 Outputs go to models/sweep/ (git-ignored). The F16 file stands for "the original weights": the
 Q4_1 rounding is already in it, so the sweep measures speed per type, not quality.
 
@@ -12,6 +14,7 @@ Q4_1 rounding is already in it, so the sweep measures speed per type, not qualit
 import argparse
 import ctypes
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -69,6 +72,9 @@ def quantize(src, dst, ftype):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--types", nargs="+", default=["Q4_0", "Q5_0", "Q5_1", "Q8_0", "Q4_K_M", "Q6_K"])
+    ap.add_argument("--wisp-types", nargs="*", default=["wq4_g64", "wq3_g64"],
+                    help="wisp quantize types (made with --wisp)")
+    ap.add_argument("--wisp", default=os.path.join(ROOT, "build", "wisp"), help="wisp binary for --wisp-types")
     a = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     f16 = os.path.join(OUT, "SmolLM2-135M-Instruct.F16.gguf")
@@ -81,6 +87,12 @@ def main():
             continue
         print(f"quantizing {t} -> {dst}", file=sys.stderr)
         quantize(f16, dst, FTYPES[t])
+    for t in a.wisp_types:
+        dst = os.path.join(OUT, f"SmolLM2-135M-Instruct.{t.upper()}.gguf")
+        if os.path.exists(dst):
+            continue
+        print(f"wisp quantize {t} -> {dst}", file=sys.stderr)
+        subprocess.run([a.wisp, "quantize", f16, dst, "--type", t], check=True)
 
 
 if __name__ == "__main__":
