@@ -1,6 +1,7 @@
 // The avx512 multi-output dots: the x86 bodies (src/kernels/x86/multi_dots.h) compiled with this
 // ISA's flags (set per file in CMakeLists.txt), exported as a table for multi_dots.cpp.
 #include "kernels/x86/multi_dots.h"
+#include "kernels/x86/wq_multi_dots.h"
 
 #define WISP_MULTI_TABLE avx512_multi_dots
 #include "kernels/x86/multi_dot_table.inc"

@@ -10,6 +10,8 @@
 
 #include "core/cpu_features.h"
 #include "formats/block_types.h"
+#include "formats/half.h"
+#include "formats/wq_format.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/matmul.h"
@@ -32,6 +34,20 @@ kernels::DotFn slot_fn(const kernels::DotKernel& k, kernels::DotSlot s) {
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Random WQ blocks with sane headers: a moderate f16 scale, a zero-point within the code range,
+// the reserved byte 0 (random scale bytes would make infinities and NaNs).
+void fix_wq_headers(std::uint32_t id, std::vector<std::uint8_t>& bytes, std::mt19937& rng) {
+  const WqFormat f = wq_format(id);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  for (std::size_t off = 0; off + f.block_bytes() <= bytes.size(); off += f.block_bytes()) {
+    const std::uint16_t h = f32_to_f16(scale(rng));
+    bytes[off] = static_cast<std::uint8_t>(h & 0xff);
+    bytes[off + 1] = static_cast<std::uint8_t>(h >> 8);
+    bytes[off + 2] = static_cast<std::uint8_t>(rng() % static_cast<unsigned>(f.max_code() + 1));
+    bytes[off + 3] = 0;
+  }
+}
 
 // n_rows activation rows in format f: normal values, plus exact +-max ties and a zero block.
 std::vector<std::uint8_t> activations(kernels::ActFormat f, std::int64_t n_rows, std::int64_t n, std::mt19937& rng) {
@@ -64,11 +80,12 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       const auto type = static_cast<GgmlType>(m.weight_type);
       const BlockTypeInfo& info = block_type(type);
       std::mt19937 rng(1234 + static_cast<unsigned>(e));
-      const std::int64_t blk = kernels::act_block_elems(ref->act);
+      const std::int64_t blk = std::max<std::int64_t>(kernels::act_block_elems(ref->act), info.block_elems);
       for (std::int64_t n : {blk, 2 * blk, 18 * blk, 65 * blk}) {
         const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
                                   std::to_string(static_cast<int>(m.slot)) + " n " + std::to_string(n);
-        const auto w = test::random_matrix(type, 4, n, rng);
+        auto w = test::random_matrix(type, 4, n, rng);
+        if (is_wq_type(m.weight_type)) fix_wq_headers(m.weight_type, w, rng);
         const std::size_t w_stride = info.row_bytes(n);
         const auto a = activations(ref->act, 4, n, rng);
         const std::size_t a_stride = kernels::act_row_bytes(ref->act, n);
