@@ -216,6 +216,10 @@ AwqPlan plan_awq(const Source& src, const model::ActivationStats& stats, const T
         }
       }
       plan.groups.push_back({p + g.name, alphas[best], err[0], err[best]});
+      if (opt.log) {
+        std::fprintf(opt.log, "awq: %-22s alpha %.2f  output error %.4g -> %.4g (%+.1f%%)\n", (p + g.name).c_str(),
+                     alphas[best], err[0], err[best], err[0] > 0 ? 100.0 * (err[best] / err[0] - 1.0) : 0.0);
+      }
       if (alphas[best] == 0.0f) continue;  // scaling does not help this group: leave it alone
 
       const std::vector<float> s = scales_for(m, alphas[best]);
@@ -237,10 +241,6 @@ AwqPlan plan_awq(const Source& src, const model::ActivationStats& stats, const T
             for (std::size_t r = 0; r < rows; ++r) times(transform_of(b->second->name).col_scale, rows, inv[r], r);
           }
         }
-      }
-      if (opt.log) {
-        std::fprintf(opt.log, "awq: %-22s alpha %.2f  output error %.4g -> %.4g (%+.1f%%)\n", (p + g.name).c_str(),
-                     alphas[best], err[0], err[best], err[0] > 0 ? 100.0 * (err[best] / err[0] - 1.0) : 0.0);
       }
     }
   }
