@@ -65,7 +65,9 @@ TEST(SparseOutliers, LowerTheErrorOnPlantedOutliers) {
       float* y = sparse.data() + r * n;
       t.dequantize(q.data(), y, n);
       for (std::int64_t i = 0; i < k; ++i) {
-        if (i > 0) EXPECT_LT(idx[i - 1], idx[i]);  // column order
+        if (i > 0) {
+          EXPECT_LT(idx[i - 1], idx[i]);  // column order
+        }
         y[idx[i]] += f16_to_f32(val[i]);
         // The planted weights are the ones kept, and they come back to f16 precision.
         EXPECT_NEAR(y[idx[i]], x[idx[i]], 1e-3f * std::fabs(x[idx[i]]) + 1e-6f);
@@ -323,6 +325,32 @@ TEST(CalibCli, MissingCalibrationFileIsAClearError) {
   r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --outliers 0.5");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--outliers"), std::string::npos) << r.err;
+}
+
+
+TEST(CalibCli, HuggingFaceFolderIsCalibratedThroughATemporaryF16File) {
+  // An HF folder cannot be run as it is: --calib writes a temporary F16 GGUF beside the output,
+  // runs it, and removes it; the result loads. (The folder's rows of 8 values fall back to F16, so
+  // AWQ finds nothing lossy to scale here: the folding itself is tested on GGUF sources above.)
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "calib_hf";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto made = test::run_command("python3 " WISP_SOURCE_DIR "/scripts/make_tiny_hf.py '" + (dir / "llama").string() + "' llama");
+  if (made.status != 0) GTEST_SKIP() << "scripts/make_tiny_hf.py failed (the tokenizers package?): " << made.all();
+  const std::string out = (dir / "out.gguf").string();
+  auto r = test::run_wisp("quantize '" + (dir / "llama").string() + "' '" + out +
+                          "' --type q8_0 --calib " WISP_SOURCE_DIR "/tests/data/calibration.txt --calib-tokens 64"
+                          " --awq");
+  ASSERT_EQ(r.status, 0) << r.all();
+  EXPECT_NE(r.err.find("temporary F16"), std::string::npos) << r.err;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".wisp-calib"), std::string::npos) << "left behind: " << e.path();
+  }
+  const GgufFile f = GgufFile::open(out);
+  EXPECT_TRUE(f.get_bool_opt("wisp.quantize.awq").value_or(false));
+  EXPECT_NO_THROW(Model::load(out));
+  fs::remove_all(dir);
 }
 
 }  // namespace
