@@ -49,29 +49,40 @@ template <> struct Planes<5> { static constexpr int W0 = 4, W1 = 1; };
 template <> struct Planes<6> { static constexpr int W0 = 4, W1 = 2; };
 template <> struct Planes<8> { static constexpr int W0 = 8, W1 = 0; };
 
+// A group's header (FORMAT.md): the f16 scale, the zero-point in every lane, the code planes.
+struct WqGroup {
+  float s;
+  __m256i z;
+  const std::uint8_t* planes;
+};
+
+inline WqGroup wq_group(const std::uint8_t* block) {
+  std::uint16_t sh;
+  std::memcpy(&sh, block, 2);
+  return {h2f(sh), _mm256_set1_epi32(block[2]), block + kWqHeaderBytes};
+}
+
+// Codes i .. i+7 of a group as float(q - z).
+template <int B, int G>
+inline __m256 wq_values8(const std::uint8_t* p0, __m256i z, int i) {
+  using P = Planes<B>;
+  __m256i q = plane8<P::W0, G>(p0, i);
+  if constexpr (P::W1 != 0) q = _mm256_or_si256(q, _mm256_slli_epi32(plane8<P::W1, G>(p0 + G * P::W0 / 8, i), P::W0));
+  return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, z));
+}
+
 template <int B, int G>
 float dot_wq(const void* w, const void* a, std::int64_t n) {
-  using P = Planes<B>;
   constexpr std::int64_t kBlock = static_cast<std::int64_t>(wq_block_bytes(B, G));
   const auto* blocks = static_cast<const std::uint8_t*>(w);
   const auto* x = static_cast<const float*>(a);
   double sum = 0.0;
   for (std::int64_t g = 0; g < n / G; ++g) {
-    const std::uint8_t* block = blocks + g * kBlock;
-    std::uint16_t sh;
-    std::memcpy(&sh, block, 2);
-    const float s = h2f(sh);
-    const __m256i z = _mm256_set1_epi32(block[2]);
-    const std::uint8_t* p0 = block + kWqHeaderBytes;
+    const WqGroup grp = wq_group(blocks + g * kBlock);
     const float* xg = x + g * G;
     __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < G; i += 8) {
-      __m256i q = plane8<P::W0, G>(p0, i);
-      if constexpr (P::W1 != 0) q = _mm256_or_si256(q, _mm256_slli_epi32(plane8<P::W1, G>(p0 + G * P::W0 / 8, i), P::W0));
-      const __m256 v = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, z));
-      acc = _mm256_fmadd_ps(v, _mm256_loadu_ps(xg + i), acc);
-    }
-    sum += static_cast<double>(s) * static_cast<double>(hsum8(acc));
+    for (int i = 0; i < G; i += 8) acc = _mm256_fmadd_ps(wq_values8<B, G>(grp.planes, grp.z, i), _mm256_loadu_ps(xg + i), acc);
+    sum += static_cast<double>(grp.s) * static_cast<double>(hsum8(acc));
   }
   return static_cast<float>(sum);
 }

@@ -11,15 +11,6 @@
 namespace wisp::kernels::x86 {
 namespace {
 
-// Codes i .. i+7 of a group as float(q - z).
-template <int B, int G>
-inline __m256 wq_values8(const std::uint8_t* p0, __m256i z, int i) {
-  using P = Planes<B>;
-  __m256i q = plane8<P::W0, G>(p0, i);
-  if constexpr (P::W1 != 0) q = _mm256_or_si256(q, _mm256_slli_epi32(plane8<P::W1, G>(p0 + G * P::W0 / 8, i), P::W0));
-  return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, z));
-}
-
 template <int B, int G>
 void tok4_wq(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   constexpr std::int64_t kBlock = static_cast<std::int64_t>(wq_block_bytes(B, G));
@@ -28,18 +19,13 @@ void tok4_wq(const void* w, const void* a, std::size_t a_stride, std::int64_t n,
   for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const float*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
   double sum[4] = {0.0, 0.0, 0.0, 0.0};
   for (std::int64_t g = 0; g < n / G; ++g) {
-    const std::uint8_t* block = blocks + g * kBlock;
-    std::uint16_t sh;
-    std::memcpy(&sh, block, 2);
-    const float s = h2f(sh);
-    const __m256i z = _mm256_set1_epi32(block[2]);
-    const std::uint8_t* p0 = block + kWqHeaderBytes;
+    const WqGroup grp = wq_group(blocks + g * kBlock);
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int i = 0; i < G; i += 8) {
-      const __m256 v = wq_values8<B, G>(p0, z, i);
+      const __m256 v = wq_values8<B, G>(grp.planes, grp.z, i);
       for (int j = 0; j < 4; ++j) acc[j] = _mm256_fmadd_ps(v, _mm256_loadu_ps(x[j] + g * G + i), acc[j]);
     }
-    for (int j = 0; j < 4; ++j) sum[j] += static_cast<double>(s) * static_cast<double>(hsum8(acc[j]));
+    for (int j = 0; j < 4; ++j) sum[j] += static_cast<double>(grp.s) * static_cast<double>(hsum8(acc[j]));
   }
   for (int j = 0; j < 4; ++j) out[j] = static_cast<float>(sum[j]);
 }
@@ -52,23 +38,14 @@ void row4_wq(const void* w, std::size_t w_stride, const void* a, std::int64_t n,
   const auto* x = static_cast<const float*>(a);
   double sum[4] = {0.0, 0.0, 0.0, 0.0};
   for (std::int64_t g = 0; g < n / G; ++g) {
-    float s[4];
-    __m256i z[4];
-    const std::uint8_t* p0[4];
-    for (int j = 0; j < 4; ++j) {
-      const std::uint8_t* block = rows[j] + g * kBlock;
-      std::uint16_t sh;
-      std::memcpy(&sh, block, 2);
-      s[j] = h2f(sh);
-      z[j] = _mm256_set1_epi32(block[2]);
-      p0[j] = block + kWqHeaderBytes;
-    }
+    const WqGroup grp[4] = {wq_group(rows[0] + g * kBlock), wq_group(rows[1] + g * kBlock),
+                            wq_group(rows[2] + g * kBlock), wq_group(rows[3] + g * kBlock)};
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int i = 0; i < G; i += 8) {
       const __m256 xv = _mm256_loadu_ps(x + g * G + i);
-      for (int j = 0; j < 4; ++j) acc[j] = _mm256_fmadd_ps(wq_values8<B, G>(p0[j], z[j], i), xv, acc[j]);
+      for (int j = 0; j < 4; ++j) acc[j] = _mm256_fmadd_ps(wq_values8<B, G>(grp[j].planes, grp[j].z, i), xv, acc[j]);
     }
-    for (int j = 0; j < 4; ++j) sum[j] += static_cast<double>(s[j]) * static_cast<double>(hsum8(acc[j]));
+    for (int j = 0; j < 4; ++j) sum[j] += static_cast<double>(grp[j].s) * static_cast<double>(hsum8(acc[j]));
   }
   for (int j = 0; j < 4; ++j) out[j] = static_cast<float>(sum[j]);
 }
