@@ -49,6 +49,38 @@ void fix_wq_headers(std::uint32_t id, std::vector<std::uint8_t>& bytes, std::mt1
   }
 }
 
+// Four adversarial weight rows: random; edge scales (zero, subnormal, largest half, negative,
+// signed zero) in every scale field; all code bytes 0x00; all code bytes 0xff (WQ: z at the
+// largest code and at 0). Scales of the last two stay moderate.
+std::vector<std::uint8_t> adversarial_rows(std::uint32_t id, std::int64_t n, std::mt19937& rng) {
+  const BlockTypeInfo& info = *find_block_type(id);
+  const std::size_t row_bytes = info.row_bytes(n);
+  std::vector<std::uint8_t> out;
+  constexpr std::uint16_t kEdge[] = {0x0000, 0x0001, 0x03ff, 0x7bff, 0x8001, 0xfbff, 0x3c00, 0x8000};
+  const bool wq = is_wq_type(id);
+  const std::vector<std::size_t> fields = wq ? std::vector<std::size_t>{0} : test::half_fields(static_cast<GgmlType>(id));
+  const std::size_t header = wq ? kWqHeaderBytes : 0;
+  for (int kind = 0; kind < 4; ++kind) {
+    auto row = test::random_matrix(static_cast<GgmlType>(id), 1, n, rng);
+    if (wq) fix_wq_headers(id, row, rng);
+    std::size_t e = 0;
+    for (std::size_t blk = 0; blk < row_bytes / info.block_bytes; ++blk) {
+      std::uint8_t* p = row.data() + blk * info.block_bytes;
+      if (kind == 1) {
+        for (std::size_t off : fields) std::memcpy(p + off, &kEdge[e++ % 8], 2);
+      } else if (kind >= 2) {
+        const std::uint8_t fill = kind == 2 ? 0x00 : 0xff;
+        std::vector<std::uint8_t> keep(p, p + info.block_bytes);
+        std::memset(p + header, fill, info.block_bytes - header);
+        for (std::size_t off : fields) std::memcpy(p + off, keep.data() + off, 2);
+        if (wq) p[2] = static_cast<std::uint8_t>(kind == 2 ? wq_format(id).max_code() : 0);
+      }
+    }
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
 // n_rows activation rows in format f: normal values, plus exact +-max ties and a zero block.
 std::vector<std::uint8_t> activations(kernels::ActFormat f, std::int64_t n_rows, std::int64_t n, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -82,46 +114,54 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       std::mt19937 rng(1234 + static_cast<unsigned>(e));
       const std::int64_t blk = std::max<std::int64_t>(kernels::act_block_elems(ref->act), info.block_elems);
       for (std::int64_t n : {blk, 2 * blk, 18 * blk, 65 * blk}) {
-        const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
-                                  std::to_string(static_cast<int>(m.slot)) + " n " + std::to_string(n);
-        auto w = test::random_matrix(type, 4, n, rng);
-        if (is_wq_type(m.weight_type)) fix_wq_headers(m.weight_type, w, rng);
-        const std::size_t w_stride = info.row_bytes(n);
-        const auto a = activations(ref->act, 4, n, rng);
-        const std::size_t a_stride = kernels::act_row_bytes(ref->act, n);
-        float out[4];
-        if (m.tok4 != nullptr) {
-          for (int r = 0; r < 4; ++r) {
-            m.tok4(w.data() + w_stride * r, a.data(), a_stride, n, out);
-            for (int j = 0; j < 4; ++j) {
-              const float want = single(w.data() + w_stride * r, a.data() + a_stride * j, n);
-              ASSERT_TRUE(same_bits(out[j], want)) << where << " tok4 row " << r << " token " << j << ": " << out[j]
-                                                   << " vs " << want;
+        for (int adversarial = 0; adversarial < 2; ++adversarial) {
+          const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
+                                    std::to_string(static_cast<int>(m.slot)) + " n " + std::to_string(n) +
+                                    (adversarial == 1 ? " adversarial" : " random");
+          std::vector<std::uint8_t> w;
+          if (adversarial == 1) {
+            w = adversarial_rows(m.weight_type, n, rng);
+          } else {
+            w = test::random_matrix(type, 4, n, rng);
+            if (is_wq_type(m.weight_type)) fix_wq_headers(m.weight_type, w, rng);
+          }
+          const std::size_t w_stride = info.row_bytes(n);
+          const auto a = activations(ref->act, 4, n, rng);
+          const std::size_t a_stride = kernels::act_row_bytes(ref->act, n);
+          float out[4];
+          if (m.tok4 != nullptr) {
+            for (int r = 0; r < 4; ++r) {
+              m.tok4(w.data() + w_stride * r, a.data(), a_stride, n, out);
+              for (int j = 0; j < 4; ++j) {
+                const float want = single(w.data() + w_stride * r, a.data() + a_stride * j, n);
+                ASSERT_TRUE(same_bits(out[j], want)) << where << " tok4 row " << r << " token " << j << ": " << out[j]
+                                                     << " vs " << want;
+              }
             }
           }
-        }
-        if (m.row4 != nullptr) {
-          for (int t = 0; t < 4; ++t) {
-            m.row4(w.data(), w_stride, a.data() + a_stride * t, n, out);
-            for (int j = 0; j < 4; ++j) {
-              const float want = single(w.data() + w_stride * j, a.data() + a_stride * t, n);
-              ASSERT_TRUE(same_bits(out[j], want)) << where << " row4 row " << j << " token " << t << ": " << out[j]
-                                                   << " vs " << want;
-            }
-          }
-        }
-        if (m.tile4x4 != nullptr) {
-          float tile[16];
-          m.tile4x4(w.data(), w_stride, a.data(), a_stride, n, tile);
-          for (int r = 0; r < 4; ++r) {
+          if (m.row4 != nullptr) {
             for (int t = 0; t < 4; ++t) {
-              const float want = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
-              ASSERT_TRUE(same_bits(tile[4 * r + t], want))
-                  << where << " tile4x4 row " << r << " token " << t << ": " << tile[4 * r + t] << " vs " << want;
+              m.row4(w.data(), w_stride, a.data() + a_stride * t, n, out);
+              for (int j = 0; j < 4; ++j) {
+                const float want = single(w.data() + w_stride * j, a.data() + a_stride * t, n);
+                ASSERT_TRUE(same_bits(out[j], want)) << where << " row4 row " << j << " token " << t << ": " << out[j]
+                                                     << " vs " << want;
+              }
             }
           }
+          if (m.tile4x4 != nullptr) {
+            float tile[16];
+            m.tile4x4(w.data(), w_stride, a.data(), a_stride, n, tile);
+            for (int r = 0; r < 4; ++r) {
+              for (int t = 0; t < 4; ++t) {
+                const float want = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
+                ASSERT_TRUE(same_bits(tile[4 * r + t], want))
+                    << where << " tile4x4 row " << r << " token " << t << ": " << tile[4 * r + t] << " vs " << want;
+              }
+            }
+          }
+          ++checked;
         }
-        ++checked;
       }
     }
   }
