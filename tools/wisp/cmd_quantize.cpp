@@ -27,7 +27,8 @@ ArgParser make_parser() {
       "instead of --type: a WQ type per tensor, chosen from measured errors, averaging at most X bits/weight");
   p.option("type-override").value_name("REGEX=TYPE").help(
       "type for tensors whose name matches REGEX (comma-separated rules, first match wins)");
-  p.flag("no-protect").help("quantize token_embd/output like the rest (default: Q8_0 when TYPE has < 8 bits)");
+  p.flag("no-protect").help(
+      "quantize token_embd/output like the rest (default: Q8_0 when TYPE has < 8 bits; >= 6 bits with --target-bpw)");
   p.flag("range-search").help("WQ types: per-group clipping range minimising the squared error (outlier handling)");
   p.option("calib").value_name("FILE").help(
       "calibration text: run the source model over it and weight --range-search by each input channel's mean x^2");
