@@ -195,7 +195,10 @@ void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, s
     Scratch s{std::vector<float>(static_cast<std::size_t>(d)), std::vector<float>(cap), std::vector<float>(cap),
               std::vector<float>(static_cast<std::size_t>(64 * d)), std::vector<float>(static_cast<std::size_t>(d))};
     for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t t = item / p.n_heads;
+      // Tokens in zig-zag order (0, n-1, 1, n-2, ...): a causal query's cost grows with its
+      // position, so contiguous ranges of this order carry equal work on every thread.
+      const std::int64_t k = item / p.n_heads;
+      const std::int64_t t = k % 2 == 0 ? k / 2 : n_tok - 1 - k / 2;
       const int h = static_cast<int>(item % p.n_heads);
       const std::int64_t pos = pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
