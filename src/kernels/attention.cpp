@@ -117,31 +117,42 @@ struct CodedRows {
   }
 };
 
-// One query head at position `pos` against the keys [lo, pos] of its kv head. Scores are laid out
-// by cache position from 0 so ggml's groups of 16 line up (masked positions are -inf, then 0).
+// Query heads h0 .. h0 + nh - 1 of one token at position `pos`, all reading kv head `kv_head`,
+// against the keys [lo, pos]: each K and V row is fetched (decoded) once for the nh heads. Per
+// head, exactly the operations of a lone head. Scores are laid out by cache position from 0 so
+// ggml's groups of 16 line up (masked positions are -inf, then 0).
 template <class Rows>
-void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const Rows& rows,
-                 std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
+void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const Rows& rows,
+                  std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
   const std::int64_t n = pos + 1;
-  std::copy_n(q_in, d, s.q.data());
-  if (p.round_f16) round_to_f16_row(s.q.data(), d);
+  const std::int64_t padded = (n + 63) / 64 * 64;
+  const std::int64_t cap = static_cast<std::int64_t>(s.scores.size()) / nh;
+  std::copy_n(q_in, nh * d, s.q.data());
+  if (p.round_f16) round_to_f16_row(s.q.data(), nh * d);
   const bool gemm_qk = batched && d % 16 == 0;
 
-  std::fill(s.scores.begin(), s.scores.begin() + lo, -std::numeric_limits<float>::infinity());
+  for (int g = 0; g < nh; ++g) std::fill_n(s.scores.data() + g * cap, lo, -std::numeric_limits<float>::infinity());
   for (std::int64_t t = lo; t <= pos; ++t) {
     const float* k = rows.key(t, kv_head, s.row.data());
-    const float dot = gemm_qk ? dot_f16_gemm(k, s.q.data(), d) : dot_f16_vec(k, s.q.data(), d);
-    s.scores[t] = dot * p.kq_scale;
+    for (int g = 0; g < nh; ++g) {
+      const float* qg = s.q.data() + g * d;
+      const float dot = gemm_qk ? dot_f16_gemm(k, qg, d) : dot_f16_vec(k, qg, d);
+      s.scores[static_cast<std::size_t>(g * cap + t)] = dot * p.kq_scale;
+    }
   }
-  if (p.logit_softcap > 0.0f) softcap(s.scores.data() + lo, pos - lo + 1, p.logit_softcap);
-  // ggml's KV view is padded (to 256 positions); the padding is masked to -inf and becomes exact
-  // zeros, which change no sum, but it puts every valid score in a whole group of 16, all through
-  // the vector exp. Padding to 64 reproduces that (and the whole 64-steps of the one-token dot).
-  const std::int64_t padded = (n + 63) / 64 * 64;
-  std::fill(s.scores.begin() + n, s.scores.begin() + padded, -std::numeric_limits<float>::infinity());
-  softmax(s.scores.data(), padded);
-  std::copy_n(s.scores.data(), padded, s.probs.data());
-  if (p.round_f16) round_to_f16_row(s.probs.data(), padded);
+  for (int g = 0; g < nh; ++g) {
+    float* sc = s.scores.data() + g * cap;
+    if (p.logit_softcap > 0.0f) softcap(sc + lo, pos - lo + 1, p.logit_softcap);
+    // ggml's KV view is padded (to 256 positions); the padding is masked to -inf and becomes
+    // exact zeros, which change no sum, but it puts every valid score in a whole group of 16, all
+    // through the vector exp. Padding to 64 reproduces that (and the whole 64-steps of the
+    // one-token dot).
+    std::fill(sc + n, sc + padded, -std::numeric_limits<float>::infinity());
+    softmax(sc, padded);
+    float* pr = s.probs.data() + g * cap;
+    std::copy_n(sc, padded, pr);
+    if (p.round_f16) round_to_f16_row(pr, padded);
+  }
 
   // out[i] = sum_t probs[t] * v[t][i], in the lanes of the same two dot orders: the batched order
   // puts position t in lane t % 16, the one-token order in accumulator (t / 16) % 4, lane t % 16,
@@ -150,21 +161,25 @@ void attend_head(const float* q_in, std::int64_t lo, std::int64_t pos, std::int6
   // position order. The padding and the masked positions have probability 0 and would add exact
   // zeros: skipped.
   const std::int64_t lanes = batched ? 16 : 64;
-  std::fill(s.acc.begin(), s.acc.begin() + d * lanes, 0.0f);
+  std::fill_n(s.acc.data(), nh * lanes * d, 0.0f);
   for (std::int64_t t = lo; t <= pos; ++t) {
     const float* v = rows.value(t, kv_head, s.row.data());
-    axpy_lane(v, s.probs[t], s.acc.data() + (t % lanes) * d, d);
-  }
-  if (!batched) {
-    // Fold the four accumulators of 16 lanes: 0 += 2, 1 += 3, then 0 += 1.
-    float* a = s.acc.data();
-    for (std::int64_t i = 0; i < 16 * d; ++i) {
-      a[i] += a[32 * d + i];
-      a[16 * d + i] += a[48 * d + i];
+    for (int g = 0; g < nh; ++g) {
+      axpy_lane(v, s.probs[static_cast<std::size_t>(g * cap + t)], s.acc.data() + (g * lanes + t % lanes) * d, d);
     }
-    for (std::int64_t i = 0; i < 16 * d; ++i) a[i] += a[16 * d + i];
   }
-  reduce16_rows(s.acc.data(), d, out);  // the one-token path's float -> double -> float is exact
+  for (int g = 0; g < nh; ++g) {
+    float* a = s.acc.data() + g * lanes * d;
+    if (!batched) {
+      // Fold the four accumulators of 16 lanes: 0 += 2, 1 += 3, then 0 += 1.
+      for (std::int64_t i = 0; i < 16 * d; ++i) {
+        a[i] += a[32 * d + i];
+        a[16 * d + i] += a[48 * d + i];
+      }
+      for (std::int64_t i = 0; i < 16 * d; ++i) a[i] += a[16 * d + i];
+    }
+    reduce16_rows(a, d, out + g * d);  // the one-token path's float -> double -> float is exact
+  }
 }
 
 // for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.
@@ -185,24 +200,32 @@ void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, s
   }
   const int group = p.n_heads / p.n_kv_heads;
   const std::int64_t d = kv.head_dim;
-  const std::int64_t n_items = n_tok * p.n_heads;
   // ggml multiplies a batch of 2+ tokens with tinyBLAS and a single token with vec_dot: different
   // float orders, reproduced as such (see ggml_order.h).
   const bool batched = n_tok >= 2;
   const std::size_t cap = static_cast<std::size_t>((last + 1 + 63) / 64 * 64);
 
+  // A batch shares each K/V row among the query heads of its kv head (one work item per token and
+  // kv head: plenty of items); a single token keeps one item per query head, so its few items
+  // still spread over the threads.
+  const int per_item = batched ? group : 1;
+  const std::int64_t heads_per_token = p.n_heads / per_item;
+  const std::int64_t n_items = n_tok * heads_per_token;
   for_ranges(n_items, [&](std::int64_t begin, std::int64_t end) {
-    Scratch s{std::vector<float>(static_cast<std::size_t>(d)), std::vector<float>(cap), std::vector<float>(cap),
-              std::vector<float>(static_cast<std::size_t>(64 * d)), std::vector<float>(static_cast<std::size_t>(d))};
+    const auto per = static_cast<std::size_t>(per_item);
+    Scratch s{std::vector<float>(per * static_cast<std::size_t>(d)), std::vector<float>(per * cap),
+              std::vector<float>(per * cap), std::vector<float>(per * static_cast<std::size_t>(64 * d)),
+              std::vector<float>(static_cast<std::size_t>(d))};
     for (std::int64_t item = begin; item < end; ++item) {
       // Tokens in zig-zag order (0, n-1, 1, n-2, ...): a causal query's cost grows with its
       // position, so contiguous ranges of this order carry equal work on every thread.
-      const std::int64_t k = item / p.n_heads;
+      const std::int64_t k = item / heads_per_token;
       const std::int64_t t = k % 2 == 0 ? k / 2 : n_tok - 1 - k / 2;
-      const int h = static_cast<int>(item % p.n_heads);
+      const int h0 = static_cast<int>(item % heads_per_token) * per_item;
       const std::int64_t pos = pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
-      attend_head(q + t * q_stride + h * d, lo, pos, h / group, rows, d, p, batched, out + t * out_stride + h * d, s);
+      attend_heads(q + t * q_stride + h0 * d, per_item, lo, pos, h0 / group, rows, d, p, batched,
+                   out + t * out_stride + h0 * d, s);
     }
   });
 }
