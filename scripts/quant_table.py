@@ -75,10 +75,40 @@ def row_line(label, r):
             f"{r['mean_kl']:.4f} | {100 * r['top1']:.1f}% |")
 
 
+def summary(out):
+    """Every cached row of every model under OUT, sorted by bits/weight: the tables of docs/quantization.md."""
+    import glob
+    for d in sorted(glob.glob(os.path.join(out, "*", ""))):
+        rows = []
+        for f in glob.glob(d + "*.json"):
+            r = json.load(open(f))
+            row = os.path.basename(f)[:-5]
+            if row == "F16":
+                label = "F16 source"
+            elif r["cmd"].startswith("llama_model_quantize"):
+                label = "llama.cpp " + row
+            else:
+                base = row.split("_calib")[0].rstrip("_")
+                if base.startswith("t="):
+                    label = f"wisp --target-bpw {r['cmd'].split('--target-bpw ')[1].split()[0]} (= {base[2:]} size)"
+                elif base.startswith("t"):
+                    label = f"wisp --target-bpw {base[1:]}"
+                else:
+                    label = "wisp " + base.upper()
+                label += " + calib/AWQ/outliers" if "--calib" in r["cmd"] else ""
+                label += ", --no-protect" if "--no-protect" in r["cmd"] else ""
+            rows.append((r["bpw"], label, r))
+        rows.sort(key=lambda x: -x[0])
+        print(f"\n**{os.path.basename(d.rstrip('/'))}**\n\n| type | MiB | bits/weight | PPL | ΔPPL | mean KL | top-1 |\n"
+              "|---|---|---|---|---|---|---|")
+        for _, label, r in rows:
+            print(row_line(label, r).replace("| — | — | — |", "| | | |"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wisp", default="build-hf/wisp")
-    ap.add_argument("--model", action="append", required=True, help="NAME=PATH (repeatable)")
+    ap.add_argument("--model", action="append", default=[], help="NAME=PATH (repeatable)")
     ap.add_argument("--text", required=True)
     ap.add_argument("--ctx", type=int, default=256)
     ap.add_argument("--chunks", type=int, default=2)
@@ -89,7 +119,10 @@ def main():
     ap.add_argument("--rows", default="", help="comma-separated row names to run, in that order (default: all), "
                     "e.g. Q4_K_M,t4.5,t=Q4_K_M,wq4_g64")
     ap.add_argument("--tag", default="", help="a second set of wisp rows with other --wisp-opts: suffix for their names")
+    ap.add_argument("--summary", action="store_true", help="only print the cached rows as sorted tables")
     a = ap.parse_args()
+    if a.summary:
+        return summary(a.out)
     wanted = list(filter(None, a.rows.split(",")))
     extra = shlex.split(a.wisp_opts)
     for spec in a.model:
@@ -120,8 +153,9 @@ def main():
         if a.tag:
             rows = [r for r in rows if r[1] != "llama"]
         for row, kind, arg in rows:
-            cache = os.path.join(d, row + a.tag + ".json")
-            gguf = os.path.join(d, row + a.tag + ".gguf")
+            fname = row + "".join(c if c.isalnum() or c in "=._-" else "_" for c in a.tag)  # tags may hold '/'
+            cache = os.path.join(d, fname + ".json")
+            gguf = os.path.join(d, fname + ".gguf")
             if kind == "llama":
                 cmd = ["llama_model_quantize", f16, str(LLAMA_TYPES[arg])]
                 label = f"llama.cpp {row}"
