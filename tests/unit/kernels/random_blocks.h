@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "formats/block_layouts.h"
 #include "formats/block_types.h"
 #include "formats/half.h"
+#include "kernels/act_quant.h"
 
 namespace wisp::test {
 
@@ -64,6 +66,89 @@ inline std::vector<std::uint8_t> random_matrix(GgmlType type, std::int64_t n_row
       p[1] = static_cast<std::uint8_t>(h >> 8);
     }
   }
+  return out;
+}
+
+// Edge half scales: zero, the smallest subnormal, the largest subnormal, the largest finite value,
+// their negatives, one, negative zero.
+inline constexpr std::uint16_t kEdgeHalves[] = {0x0000, 0x0001, 0x03ff, 0x7bff, 0x8001, 0xfbff, 0x3c00, 0x8000};
+
+// Every half scale field of the blocks in `w` (rows of `type`) set from kEdgeHalves in turn.
+inline void set_edge_scales(GgmlType type, std::vector<std::uint8_t>& w) {
+  const BlockTypeInfo& info = block_type(type);
+  std::size_t e = 0;
+  for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
+    for (std::size_t off : half_fields(type)) std::memcpy(w.data() + blk * info.block_bytes + off, &kEdgeHalves[e++ % 8], 2);
+  }
+}
+
+// Every code byte of the blocks in `w` set to `fill`; the scale fields are kept.
+inline void fill_codes(GgmlType type, std::vector<std::uint8_t>& w, std::uint8_t fill) {
+  const BlockTypeInfo& info = block_type(type);
+  for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
+    std::uint8_t* p = w.data() + blk * info.block_bytes;
+    const std::vector<std::uint8_t> keep(p, p + info.block_bytes);
+    std::memset(p, fill, info.block_bytes);
+    for (std::size_t off : half_fields(type)) std::memcpy(p + off, keep.data() + off, 2);
+  }
+}
+
+// Weight rows of n values for the kernel tests: three random (moderate scales), random codes under
+// edge scales, code bytes all 0x00 and all 0xff with the scales kept.
+inline std::vector<std::vector<std::uint8_t>> adversarial_weights(GgmlType type, std::int64_t n, std::mt19937& rng) {
+  std::vector<std::vector<std::uint8_t>> out;
+  for (int i = 0; i < 3; ++i) out.push_back(random_matrix(type, 1, n, rng));
+  out.push_back(random_matrix(type, 1, n, rng));
+  set_edge_scales(type, out.back());
+  for (std::uint8_t fill : {std::uint8_t{0x00}, std::uint8_t{0xff}}) {
+    out.push_back(random_matrix(type, 1, n, rng));
+    fill_codes(type, out.back(), fill);
+  }
+  return out;
+}
+
+// Activation rows of n values in format f: quantized from floats (normal, all-equal, tiny values
+// with one huge outlier) and raw codes over the whole int8 range (-128 too) with moderate scales
+// and, for Q8_K, consistent block sums.
+inline std::vector<std::vector<std::uint8_t>> activation_rows(kernels::ActFormat f, std::int64_t n, std::mt19937& rng) {
+  using kernels::ActFormat;
+  std::vector<std::vector<std::uint8_t>> out;
+  const std::size_t bytes = kernels::act_row_bytes(f, n);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<std::vector<float>> floats(3, std::vector<float>(static_cast<std::size_t>(n)));
+  for (auto& v : floats[0]) v = normal(rng);
+  for (auto& v : floats[1]) v = -0.75f;
+  for (auto& v : floats[2]) v = normal(rng) * 1e-3f;
+  floats[2][static_cast<std::size_t>(n / 2)] = 1e4f;
+  for (const auto& x : floats) {
+    out.emplace_back(bytes);
+    kernels::convert_act_row(f, x.data(), out.back().data(), n);
+  }
+  if (f != ActFormat::kQ8_0 && f != ActFormat::kQ8_1 && f != ActFormat::kQ8_K) return out;
+  std::vector<std::uint8_t> raw(bytes);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : raw) b = static_cast<std::uint8_t>(byte(rng));
+  if (f == ActFormat::kQ8_0 || f == ActFormat::kQ8_1) {
+    const std::size_t block = f == ActFormat::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(kernels::BlockQ8_1);
+    const int halves = f == ActFormat::kQ8_0 ? 1 : 2;
+    for (std::size_t b = 0; b < bytes / block; ++b) {
+      for (int h = 0; h < halves; ++h) {
+        const std::uint16_t v = f32_to_f16(0.01f * static_cast<float>(h + 1));
+        std::memcpy(raw.data() + b * block + 2 * h, &v, 2);
+      }
+    }
+  } else {
+    auto* y = reinterpret_cast<kernels::BlockQ8_K*>(raw.data());
+    for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+      y[b].d = 0.02f;
+      for (int g = 0; g < 16; ++g) {
+        int s = 0;
+        for (int j = 0; j < 16; ++j) s += y[b].qs[16 * g + j];
+        y[b].bsums[g] = static_cast<std::int16_t>(s);
+      }
+    }
+  }
+  out.push_back(std::move(raw));
   return out;
 }
 

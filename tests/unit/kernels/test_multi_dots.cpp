@@ -56,24 +56,24 @@ std::vector<std::uint8_t> adversarial_rows(std::uint32_t id, std::int64_t n, std
   const BlockTypeInfo& info = *find_block_type(id);
   const std::size_t row_bytes = info.row_bytes(n);
   std::vector<std::uint8_t> out;
-  constexpr std::uint16_t kEdge[] = {0x0000, 0x0001, 0x03ff, 0x7bff, 0x8001, 0xfbff, 0x3c00, 0x8000};
   const bool wq = is_wq_type(id);
-  const std::vector<std::size_t> fields = wq ? std::vector<std::size_t>{0} : test::half_fields(static_cast<GgmlType>(id));
-  const std::size_t header = wq ? kWqHeaderBytes : 0;
   for (int kind = 0; kind < 4; ++kind) {
     auto row = test::random_matrix(static_cast<GgmlType>(id), 1, n, rng);
-    if (wq) fix_wq_headers(id, row, rng);
-    std::size_t e = 0;
-    for (std::size_t blk = 0; blk < row_bytes / info.block_bytes; ++blk) {
-      std::uint8_t* p = row.data() + blk * info.block_bytes;
-      if (kind == 1) {
-        for (std::size_t off : fields) std::memcpy(p + off, &kEdge[e++ % 8], 2);
-      } else if (kind >= 2) {
-        const std::uint8_t fill = kind == 2 ? 0x00 : 0xff;
-        std::vector<std::uint8_t> keep(p, p + info.block_bytes);
-        std::memset(p + header, fill, info.block_bytes - header);
-        for (std::size_t off : fields) std::memcpy(p + off, keep.data() + off, 2);
-        if (wq) p[2] = static_cast<std::uint8_t>(kind == 2 ? wq_format(id).max_code() : 0);
+    if (!wq) {
+      if (kind == 1) test::set_edge_scales(static_cast<GgmlType>(id), row);
+      if (kind >= 2) test::fill_codes(static_cast<GgmlType>(id), row, kind == 2 ? 0x00 : 0xff);
+    } else {
+      // WQ blocks: [f16 s][u8 z][u8 0][planes]; z at the largest code under all-0x00 planes and at 0
+      // under all-0xff planes.
+      fix_wq_headers(id, row, rng);
+      std::size_t e = 0;
+      for (std::size_t blk = 0; blk < row_bytes / info.block_bytes; ++blk) {
+        std::uint8_t* p = row.data() + blk * info.block_bytes;
+        if (kind == 1) std::memcpy(p, &test::kEdgeHalves[e++ % 8], 2);
+        if (kind >= 2) {
+          std::memset(p + kWqHeaderBytes, kind == 2 ? 0x00 : 0xff, info.block_bytes - kWqHeaderBytes);
+          p[2] = static_cast<std::uint8_t>(kind == 2 ? wq_format(id).max_code() : 0);
+        }
       }
     }
     out.insert(out.end(), row.begin(), row.end());

@@ -35,62 +35,6 @@ constexpr Isa kX86[] = {Isa::kAvx2, Isa::kAvx512};
 
 bool runs(Isa isa) { return isa_supported(isa, detect_cpu_features()); }
 
-// Q8_K activation rows: from floats (normal, all-equal, tiny values with one outlier) and raw codes
-// with consistent bsums.
-std::vector<std::vector<std::uint8_t>> q8k_activations(std::int64_t n, std::mt19937& rng) {
-  std::vector<std::vector<std::uint8_t>> out;
-  const std::size_t bytes = kernels::act_row_bytes(ActFormat::kQ8_K, n);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<std::vector<float>> floats(3, std::vector<float>(static_cast<std::size_t>(n)));
-  for (auto& v : floats[0]) v = normal(rng);
-  for (auto& v : floats[1]) v = -0.75f;
-  for (auto& v : floats[2]) v = normal(rng) * 1e-3f;
-  floats[2][static_cast<std::size_t>(n / 2)] = 1e4f;
-  for (const auto& x : floats) {
-    out.emplace_back(bytes);
-    kernels::quantize_act_q8_K(x.data(), out.back().data(), n);
-  }
-  std::vector<std::uint8_t> raw(bytes);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : raw) b = static_cast<std::uint8_t>(byte(rng));
-  auto* y = reinterpret_cast<kernels::BlockQ8_K*>(raw.data());
-  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
-    y[b].d = 0.02f;
-    for (int g = 0; g < 16; ++g) {
-      int s = 0;
-      for (int j = 0; j < 16; ++j) s += y[b].qs[16 * g + j];
-      y[b].bsums[g] = static_cast<std::int16_t>(s);
-    }
-  }
-  out.push_back(std::move(raw));
-  return out;
-}
-
-// Weight rows of a block type: random, edge scales, and all-0x00 / all-0xff code bytes.
-std::vector<std::vector<std::uint8_t>> block_weights(GgmlType type, std::int64_t n, std::mt19937& rng) {
-  std::vector<std::vector<std::uint8_t>> out;
-  for (int i = 0; i < 2; ++i) out.push_back(test::random_matrix(type, 1, n, rng));
-  const BlockTypeInfo& info = block_type(type);
-  const auto fields = test::half_fields(type);
-  constexpr std::uint16_t kEdge[] = {0x0000, 0x0001, 0x03ff, 0x7bff, 0x8001, 0xfbff, 0x3c00, 0x8000};
-  std::vector<std::uint8_t> edge = test::random_matrix(type, 1, n, rng);
-  std::size_t e = 0;
-  for (std::size_t blk = 0; blk < edge.size() / info.block_bytes; ++blk) {
-    for (std::size_t off : fields) std::memcpy(edge.data() + blk * info.block_bytes + off, &kEdge[e++ % 8], 2);
-  }
-  out.push_back(std::move(edge));
-  for (std::uint8_t fill : {std::uint8_t{0x00}, std::uint8_t{0xff}}) {
-    std::vector<std::uint8_t> w = test::random_matrix(type, 1, n, rng);
-    for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
-      std::uint8_t* p = w.data() + blk * info.block_bytes;
-      std::vector<std::uint8_t> keep(p, p + info.block_bytes);
-      std::memset(p, fill, info.block_bytes);
-      for (std::size_t off : fields) std::memcpy(p + off, keep.data() + off, 2);
-    }
-    out.push_back(std::move(w));
-  }
-  return out;
-}
 
 ::testing::AssertionResult same_bits(DotFn simd, DotFn ref, const void* w, const void* a, std::int64_t n) {
   const float got = simd(w, a, n);
@@ -112,8 +56,8 @@ TEST(X86Kernels, NewKQuantsEqualScalarBitForBit) {
       ASSERT_NE(k->dot_batched, s->dot_batched) << block_type(type).name << ": no " << isa_name(isa) << " tiled kernel";
       for (std::int64_t blocks : {1, 2, 3, 9, 130}) {
         const std::int64_t n = blocks * kQK_K;
-        for (const auto& a : q8k_activations(n, rng)) {
-          for (const auto& w : block_weights(type, n, rng)) {
+        for (const auto& a : test::activation_rows(ActFormat::kQ8_K, n, rng)) {
+          for (const auto& w : test::adversarial_weights(type, n, rng)) {
             EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n)) << block_type(type).name << " " << isa_name(isa);
             EXPECT_TRUE(same_bits(k->dot_batched, s->dot_batched, w.data(), a.data(), n))
                 << block_type(type).name << " tiled " << isa_name(isa);
