@@ -3,10 +3,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "formats/gguf_file.h"
-#include "quantize/converter.h"
+#include "quantize/runnable_source.h"
 #include "tokenizer/tokenizer.h"
 #include "wisp/error.h"
 
@@ -26,46 +25,15 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// Removes a temporary file when the scope ends (also on errors).
-struct TempFile {
-  std::string path;
-  ~TempFile() {
-    if (!path.empty()) {
-      std::error_code ec;
-      std::filesystem::remove(path, ec);
-    }
-  }
-};
-
 }  // namespace
 
 std::shared_ptr<const model::ActivationStats> calibrate(const std::string& input, const CalibOptions& opt) {
   const std::string text = read_text(opt.text_path);  // before any expensive work
   if (opt.max_tokens <= 0) throw Error("--calib-tokens must be positive");
 
-  std::shared_ptr<const Model> m;
-  std::string runnable = input;
-  TempFile temp;
-  if (!std::filesystem::is_directory(input)) {
-    try {
-      m = Model::load(input);
-    } catch (const Error& e) {
-      if (opt.log) std::fprintf(opt.log, "calibration: cannot run %s as it is (%s); converting to F16 first\n", input.c_str(), e.what());
-    }
-  }
-  if (!m) {
-    temp.path = (std::filesystem::path(opt.temp_dir) / (".wisp-calib-f16-" + std::to_string(::getpid()) + ".gguf")).string();
-    ConvertOptions c;
-    c.input = input;
-    c.output = temp.path;
-    c.policy.base = &block_type(GgmlType::kF16);
-    c.n_threads = opt.n_threads;
-    c.log = nullptr;
-    if (opt.log) std::fprintf(opt.log, "calibration: writing a temporary F16 copy of %s to run it\n", input.c_str());
-    convert(c);
-    runnable = temp.path;
-    m = Model::load(runnable);
-  }
+  const RunnableSource source(input, opt.temp_dir, "calib", opt.n_threads, opt.log);
+  const std::string& runnable = source.path();
+  const std::shared_ptr<const Model> m = Model::load(runnable);
 
   const GgufFile file = GgufFile::open(runnable);
   const Tokenizer tok = Tokenizer::from_gguf(file);
