@@ -42,6 +42,23 @@ class KvPool {
   std::size_t n_tokens(SeqId seq) const { return alloc_.n_tokens(seq); }
   std::span<const BlockId> block_table(SeqId seq) const { return alloc_.block_table(seq); }
 
+  // Prefix cache (see BlockAllocator). Bookkeeping only: a cached block keeps its K/V bytes in
+  // storage, so attaching one moves nothing. Publish a block only after writing all its K/V:
+  // write() refuses published blocks.
+  bool publish(SeqId seq, std::size_t block_index, BlockHash hash, std::span<const std::int32_t> tokens) {
+    return alloc_.publish(seq, block_index, hash, tokens);
+  }
+  std::size_t attach_cached(SeqId seq, std::span<const BlockHash> hashes, std::span<const std::int32_t> tokens) {
+    return alloc_.attach_cached(seq, hashes, tokens);
+  }
+  void clear_cache() { alloc_.clear_cache(); }
+  std::size_t prefix_queries() const { return alloc_.prefix_queries(); }
+  std::size_t prefix_hits() const { return alloc_.prefix_hits(); }
+  std::size_t n_evictions() const { return alloc_.n_evictions(); }
+  std::uint32_t n_cached() const { return alloc_.n_cached(); }
+  // Blocks an append can take, free or cached: what capacity checks should use.
+  std::uint32_t n_available() const { return alloc_.n_available(); }
+
   // F32 host access by token position (goes through the block table; for the per-token write
   // and tests; attention should walk block_table() with keys()/values()). pos < n_tokens(seq).
   float* k(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos);
@@ -52,8 +69,8 @@ class KvPool {
   // Stores one token's K and V for one layer, all kv heads: k_row and v_row are
   // [n_kv_heads][head_dim] as the projections produce them, encoded into the pool's element type
   // (rounded to half for f16, quantized per group of 32 for q8_0 and q4). The slot must be reserved (append)
-  // and owned by this sequence alone; writing into a block another sequence shares throws rather
-  // than corrupting the other sequence.
+  // and owned by this sequence alone; writing into a block another sequence shares, or into a
+  // published (cached) block, throws rather than corrupting the other sequence or the cache.
   void write(SeqId seq, std::uint32_t layer, std::size_t pos, std::span<const float> k_row,
              std::span<const float> v_row);
 
@@ -70,7 +87,12 @@ class KvPool {
   // Bytes of the blocks in seq's table: blocks_for(n_tokens) * bytes_per_block. A block shared
   // with a fork counts in full for each sequence holding it; bytes_in_use() counts it once.
   std::size_t bytes_held(SeqId seq) const { return alloc_.block_table(seq).size() * layout().bytes_per_block(); }
-  std::size_t bytes_in_use() const { return std::size_t{alloc_.n_blocks() - alloc_.n_free()} * layout().bytes_per_block(); }
+  // Blocks some sequence references. Cached blocks are not in use: an allocation takes them.
+  std::size_t bytes_in_use() const {
+    return std::size_t{alloc_.n_blocks() - alloc_.n_available()} * layout().bytes_per_block();
+  }
+  // Blocks held only by the prefix cache (unreferenced, kept until evicted).
+  std::size_t bytes_cached() const { return std::size_t{alloc_.n_cached()} * layout().bytes_per_block(); }
   std::size_t bytes_total() const { return storage_->bytes_total(); }
 
   const KvLayout& layout() const { return storage_->layout(); }
