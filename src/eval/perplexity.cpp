@@ -167,19 +167,21 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
     save = std::make_unique<LogitsWriter>(opt.save_logits, n_ctx, res.n_chunks, n_vocab, first, tokens, add_bos, tok.bos());
   }
 
-  SessionOptions so;
-  so.n_ctx = static_cast<std::size_t>(n_ctx);
-  so.n_threads = opt.n_threads;
+  // One engine per model for the whole run; each window is a fresh session on it.
+  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx)};
+  const std::shared_ptr<Engine> engine = Engine::create(model, eo);
+  const std::shared_ptr<Engine> base_engine = base ? Engine::create(base, eo) : nullptr;
+  const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_ctx)};
   std::vector<double> lp, lb;
   std::vector<float> saved;
   for (std::int64_t c = 0; c < res.n_chunks; ++c) {
     std::vector<TokenId> window(tokens.begin() + c * n_ctx, tokens.begin() + (c + 1) * n_ctx);
     if (add_bos) window[0] = tok.bos();  // each window starts as a fresh document
-    Session s(model, so);
+    Session s(engine, so);
     const std::span<const float> logits = s.eval_all(window);
     std::vector<float> base_logits;
     if (base) {
-      Session sb(base, so);
+      Session sb(base_engine, so);
       const std::span<const float> bl = sb.eval_all(window);
       base_logits.assign(bl.begin(), bl.end());
     }

@@ -182,33 +182,52 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
   }
 }
 
-// for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.
-template <class Kv, class Rows, class ForRanges>
-void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const Kv& kv,
-                    const Rows& rows, const AttentionParams& p, float* out, std::int64_t out_stride,
-                    ForRanges&& for_ranges) {
+template <class Kv>
+void check_segment(const AttentionSegment<Kv>& sg, const AttentionParams& p) {
   if (p.n_kv_heads <= 0 || p.n_heads % p.n_kv_heads != 0) {
     throw Error("attention: " + std::to_string(p.n_heads) + " query heads do not divide into " +
                 std::to_string(p.n_kv_heads) + " kv heads");
   }
-  if (n_tok <= 0) return;
-  const std::int64_t last = pos0 + n_tok - 1;
-  if (static_cast<std::int64_t>(kv.k_blocks.size()) * kv.block_size <= last ||
-      kv.v_blocks.size() != kv.k_blocks.size()) {
-    throw Error("attention: the KV block table covers " + std::to_string(kv.k_blocks.size() * kv.block_size) +
+  if (sg.n_tok <= 0) return;
+  const std::int64_t last = sg.pos0 + sg.n_tok - 1;
+  if (static_cast<std::int64_t>(sg.kv.k_blocks.size()) * sg.kv.block_size <= last ||
+      sg.kv.v_blocks.size() != sg.kv.k_blocks.size()) {
+    throw Error("attention: the KV block table covers " + std::to_string(sg.kv.k_blocks.size() * sg.kv.block_size) +
                 " positions, the batch reaches position " + std::to_string(last));
   }
+}
+
+// for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.
+// All segments' tokens form one parallel job.
+template <class Kv, class MakeRows, class ForRanges>
+void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionParams& p, MakeRows&& make_rows,
+                    ForRanges&& for_ranges) {
+  std::int64_t n_tok = 0;
+  std::int64_t max_last = 0;
+  std::int64_t d = 0;
+  std::vector<std::int64_t> first(segs.size() + 1, 0);  // segment i's tokens: [first[i], first[i + 1])
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    check_segment(segs[i], p);
+    const std::int64_t n = std::max<std::int64_t>(0, segs[i].n_tok);
+    first[i + 1] = first[i] + n;
+    n_tok += n;
+    if (n > 0) {
+      max_last = std::max(max_last, segs[i].pos0 + n - 1);
+      d = segs[i].kv.head_dim;
+    }
+  }
+  if (n_tok <= 0) return;
   const int group = p.n_heads / p.n_kv_heads;
-  const std::int64_t d = kv.head_dim;
   // ggml multiplies a batch of 2+ tokens with tinyBLAS and a single token with vec_dot: different
-  // float orders, reproduced as such (see ggml_order.h).
-  const bool batched = n_tok >= 2;
-  const std::size_t cap = static_cast<std::size_t>((last + 1 + 63) / 64 * 64);
+  // float orders, reproduced as such (see ggml_order.h). Batch-invariant attention keeps the
+  // one-token order for every query.
+  const auto batched = [&](const AttentionSegment<Kv>& sg) { return !p.batch_invariant && sg.n_tok >= 2; };
+  const std::size_t cap = static_cast<std::size_t>((max_last + 1 + 63) / 64 * 64);
 
   // A batch shares each K/V row among the query heads of its kv head (one work item per token and
   // kv head: plenty of items); a single token keeps one item per query head, so its few items
-  // still spread over the threads.
-  const int per_item = batched ? group : 1;
+  // still spread over the threads. Per head the operations are the same either way.
+  const int per_item = n_tok >= 2 ? group : 1;
   const std::int64_t heads_per_token = p.n_heads / per_item;
   const std::int64_t n_items = n_tok * heads_per_token;
   for_ranges(n_items, [&](std::int64_t begin, std::int64_t end) {
@@ -217,15 +236,18 @@ void attention_over(const float* q, std::int64_t q_stride, std::int64_t n_tok, s
               std::vector<float>(per * cap), std::vector<float>(per * static_cast<std::size_t>(64 * d)),
               std::vector<float>(static_cast<std::size_t>(d))};
     for (std::int64_t item = begin; item < end; ++item) {
-      // Tokens in zig-zag order (0, n-1, 1, n-2, ...): a causal query's cost grows with its
-      // position, so contiguous ranges of this order carry equal work on every thread.
+      // Tokens in zig-zag order (0, n-1, 1, n-2, ...) over the whole batch: a causal query's cost
+      // grows with its position, so contiguous ranges of this order carry similar work.
       const std::int64_t k = item / heads_per_token;
-      const std::int64_t t = k % 2 == 0 ? k / 2 : n_tok - 1 - k / 2;
+      const std::int64_t g = k % 2 == 0 ? k / 2 : n_tok - 1 - k / 2;
+      const auto si = static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), g) - first.begin() - 1);
+      const AttentionSegment<Kv>& sg = segs[si];
+      const std::int64_t t = g - first[si];
       const int h0 = static_cast<int>(item % heads_per_token) * per_item;
-      const std::int64_t pos = pos0 + t;
+      const std::int64_t pos = sg.pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
-      attend_heads(q + t * q_stride + h0 * d, per_item, lo, pos, h0 / group, rows, d, p, batched,
-                   out + t * out_stride + h0 * d, s);
+      attend_heads(sg.q + t * sg.q_stride + h0 * d, per_item, lo, pos, h0 / group, make_rows(sg.kv), d, p,
+                   batched(sg), sg.out + t * sg.out_stride + h0 * d, s);
     }
   });
 }
@@ -247,25 +269,49 @@ auto pool_ranges(ThreadPool& pool) {
 
 }  // namespace
 
+namespace {
+
+template <class Kv>
+AttentionSegment<Kv> one_segment(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0,
+                                 const Kv& kv, float* out, std::int64_t out_stride) {
+  return {q, q_stride, n_tok, pos0, kv, out, out_stride};
+}
+
+constexpr auto f32_rows = [](const PagedKv& kv) { return F32Rows{kv}; };
+constexpr auto coded_rows = [](const PagedKvRows& kv) { return CodedRows{kv}; };
+
+}  // namespace
+
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
-  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, omp_ranges(n_threads));
+  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
+  attention_over(std::span(&sg, 1), p, f32_rows, omp_ranges(n_threads));
 }
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
-  if (kv.decode == nullptr) throw Error("attention: coded KV rows given without a decoder");
-  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, omp_ranges(n_threads));
+  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
+  attention_over(std::span(&sg, 1), p, coded_rows, omp_ranges(n_threads));
 }
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
-  attention_over(q, q_stride, n_tok, pos0, kv, F32Rows{kv}, p, out, out_stride, pool_ranges(pool));
+  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
+  attention_over(std::span(&sg, 1), p, f32_rows, pool_ranges(pool));
 }
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
-  attention_over(q, q_stride, n_tok, pos0, kv, CodedRows{kv}, p, out, out_stride, pool_ranges(pool));
+  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
+  attention_over(std::span(&sg, 1), p, coded_rows, pool_ranges(pool));
+}
+
+void attention(std::span<const AttentionSegment<PagedKv>> segs, const AttentionParams& p, ThreadPool& pool) {
+  attention_over(segs, p, f32_rows, pool_ranges(pool));
+}
+
+void attention(std::span<const AttentionSegment<PagedKvRows>> segs, const AttentionParams& p, ThreadPool& pool) {
+  attention_over(segs, p, coded_rows, pool_ranges(pool));
 }
 
 }  // namespace wisp::kernels

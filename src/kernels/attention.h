@@ -53,6 +53,22 @@ struct AttentionParams {
   std::int64_t window = 0;  // sliding window: key p is visible from query q iff q - p < window; 0 = all
   float logit_softcap = 0.0f;  // cap * tanh(score / cap) before the softmax; 0 = none
   bool round_f16 = true;
+  // Every query in the one-token (vec_dot) order, whatever the batch: its output then depends only
+  // on its own row and cache. False: ggml's choice (tinyBLAS's order for batches of 2+ tokens).
+  bool batch_invariant = false;
+};
+
+// One sequence's run of query tokens in a batched call: token t (t < n_tok) at position
+// pos0 + t reads the sequence's cache `kv`; its q row is q + t * q_stride, its output out + t * out_stride.
+template <class Kv>
+struct AttentionSegment {
+  const float* q = nullptr;
+  std::int64_t q_stride = 0;
+  std::int64_t n_tok = 0;
+  std::int64_t pos0 = 0;
+  Kv kv;
+  float* out = nullptr;
+  std::int64_t out_stride = 0;
 };
 
 // For query token t (t < n_tok) at position pos0 + t, whose keys at positions [0, pos0 + t] are in
@@ -66,5 +82,9 @@ void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::i
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool);
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool);
+// Several sequences' queries (a batched step) as one parallel job on the pool; each segment's
+// results are those of its own call above.
+void attention(std::span<const AttentionSegment<PagedKv>> segs, const AttentionParams& p, ThreadPool& pool);
+void attention(std::span<const AttentionSegment<PagedKvRows>> segs, const AttentionParams& p, ThreadPool& pool);
 
 }  // namespace wisp::kernels

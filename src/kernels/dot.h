@@ -21,6 +21,16 @@
 
 namespace wisp::kernels {
 
+// Which of a kernel's float orders a matmul uses for each token.
+//   kGgml: ggml's choice, which depends on the batch (one-token vec_dot, tinyBLAS or the tiled
+//     K-quant GEMM for batches, the repacked GEMM for groups of four tokens): a single sequence's
+//     logits equal llama.cpp's bit for bit, but a token's outputs change with the batch it is in.
+//   kBatchInvariant: every token of every batch through the one-token order (the repacked GEMV
+//     where ggml repacks), with the row activation quantizer: a token's outputs depend only on its
+//     own activation row, never on how many tokens share the call or where it sits among them.
+//     What the engine uses, so a request's logits are the same alone or batched with others.
+enum class DotOrder { kGgml, kBatchInvariant };
+
 // Dot of n values: weight row `w` (stored blocks) with activation row `a` (in the kernel's act).
 using DotFn = float (*)(const void* w, const void* a, std::int64_t n);
 
@@ -40,8 +50,10 @@ struct DotKernel {
   const char* isa = "scalar";  // which implementation this is, for logs and benchmarks
 
   bool repacked(std::int64_t n_rows) const { return dot_repacked != nullptr && n_rows % 8 == 0; }
-  // The function ggml would use for token t of a batch of n_tok through this matrix.
-  DotFn select(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t) const {
+  // The function for token t of a batch of n_tok through this matrix: the one ggml would use
+  // (kGgml), or the batch's-size-blind one-token order (kBatchInvariant).
+  DotFn select(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t, DotOrder order = DotOrder::kGgml) const {
+    if (order == DotOrder::kBatchInvariant) return repacked(n_rows) ? dot_repacked : dot;
     if (repacked(n_rows)) {
       return t < n_tok - n_tok % 4 && dot_repacked_x4 != nullptr ? dot_repacked_x4 : dot_repacked;
     }
@@ -51,7 +63,8 @@ struct DotKernel {
   // Repacked Q8_K activations come from ggml's interleaving quantizer in groups of 4 tokens, whose
   // sign choice differs on exact +-max ties (ActFormat::kQ8_Kx4); the last n_tok % 4 tokens and
   // every other path use the row quantizer.
-  ActFormat act_for(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t) const {
+  ActFormat act_for(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t, DotOrder order = DotOrder::kGgml) const {
+    if (order == DotOrder::kBatchInvariant) return act;
     const bool grouped = repacked(n_rows) && t < n_tok - n_tok % 4;
     return grouped && act == ActFormat::kQ8_K ? ActFormat::kQ8_Kx4 : act;
   }

@@ -35,6 +35,7 @@ struct Job {
   std::vector<DotFn> dots;
   std::vector<const MultiDot*> multis;
   std::int64_t n_chunks = 0;
+  DotOrder order = DotOrder::kGgml;
 };
 
 const DotKernel& checked_kernel(const MatrixView& w) {
@@ -49,8 +50,9 @@ const DotKernel& checked_kernel(const MatrixView& w) {
 }
 
 // Everything of a job but the activation memory and its conversion.
-Job plan_job(const MatmulOutput& out, std::int64_t n_tok) {
+Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
   Job j;
+  j.order = order;
   j.w = out.w;
   j.y = out.y;
   j.y_stride = out.y_stride;
@@ -61,7 +63,7 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok) {
   j.multis.resize(static_cast<std::size_t>(n_tok));
   for (std::int64_t t = 0; t < n_tok; ++t) {
     const auto i = static_cast<std::size_t>(t);
-    j.dots[i] = j.k->select(n_rows, n_tok, t);
+    j.dots[i] = j.k->select(n_rows, n_tok, t, order);
     j.multis[i] = t > 0 && j.dots[i] == j.dots[i - 1] ? j.multis[i - 1] : find_multi_dot(*j.k, j.dots[i]);
   }
   j.n_chunks = (n_rows + kRowChunk - 1) / kRowChunk;
@@ -120,7 +122,18 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
         t += 4;
       }
       if (t == n_tok) continue;
-      // Tokens the tiles did not cover: row by row below.
+      // Tokens the tiles did not cover: four tokens per call along each row where a four-token
+      // variant exists, else four rows per call along each token, else one output per call.
+      const MultiDot* m = j.multis[static_cast<std::size_t>(t)];
+      if (m != nullptr && m->tok4 == nullptr && m->row4 != nullptr) {
+        for (; t < n_tok; ++t) {
+          const auto i = static_cast<std::size_t>(t);
+          if (j.multis[i] != m) break;
+          m->row4(w.row(r), w.row_bytes, act_row(t), w.n_cols, o);
+          for (int q = 0; q < 4; ++q) j.y[t * j.y_stride + r + q] = o[q];
+        }
+        if (t == n_tok) continue;
+      }
       for (std::int64_t rr = r; rr < r + 4; ++rr) tokens_of_row(j, n_tok, rr, t);
     }
     for (; r < r1; ++r) tokens_of_row(j, n_tok, r, 0);
@@ -146,16 +159,16 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
 // format share one conversion; all row chunks of all weights form one parallel job.
 template <class ForEach>
 void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
-                 MatmulScratch& scratch, ForEach&& for_each) {
+                 MatmulScratch& scratch, DotOrder order, ForEach&& for_each) {
   std::vector<Job> jobs;
   jobs.reserve(outs.size());
-  for (const MatmulOutput& o : outs) jobs.push_back(plan_job(o, n_tok));  // checks every weight first
+  for (const MatmulOutput& o : outs) jobs.push_back(plan_job(o, n_tok, order));  // checks every weight first
   if (n_tok <= 0) return;
 
   // Activation memory: one region per distinct (format, row length). Only repacked Q4_K picks a
   // format per token (Q8_Kx4 for its groups of four, starting at token 0); such a job gets a region
   // of its own.
-  const auto uniform = [&](const Job& j) { return j.k->act_for(j.w->n_rows, n_tok, 0) == j.k->act; };
+  const auto uniform = [&](const Job& j) { return j.k->act_for(j.w->n_rows, n_tok, 0, order) == j.k->act; };
   std::vector<const Job*> owners;  // the job that converts each region
   std::vector<std::size_t> offsets;
   std::vector<std::size_t> job_region(jobs.size());
@@ -179,7 +192,7 @@ void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_
   for (const Job* owner : owners) {
     const Job& j = *owner;
     for_each(n_tok, n_tok > 1, [&](std::int64_t t) {
-      convert_act_row(j.k->act_for(j.w->n_rows, n_tok, t), x + t * x_stride,
+      convert_act_row(j.k->act_for(j.w->n_rows, n_tok, t, order), x + t * x_stride,
                       j.act + static_cast<std::size_t>(t) * j.act_bytes, j.w->n_cols);
     });
   }
@@ -215,20 +228,20 @@ auto pool_for_each(ThreadPool& pool) {
 }  // namespace
 
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads) {
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads, DotOrder order) {
   const MatmulOutput out{&w, y, y_stride};
-  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, omp_for_each(n_threads));
+  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, order, omp_for_each(n_threads));
 }
 
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool) {
+            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool, DotOrder order) {
   const MatmulOutput out{&w, y, y_stride};
-  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, pool_for_each(pool));
+  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, order, pool_for_each(pool));
 }
 
 void matmul_group(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
-                  MatmulScratch& scratch, ThreadPool& pool) {
-  matmul_impl(outs, x, x_stride, n_tok, scratch, pool_for_each(pool));
+                  MatmulScratch& scratch, ThreadPool& pool, DotOrder order) {
+  matmul_impl(outs, x, x_stride, n_tok, scratch, order, pool_for_each(pool));
 }
 
 void dequantize_row(const MatrixView& w, std::int64_t r, float* out) {

@@ -4,7 +4,8 @@
 // The activations are converted once per call to the weight type's ActFormat (act_quant.h), then
 // every (row, token) output is one DotKernel call straight on the stored blocks: no weight is ever
 // expanded to f32. Which dot function (float order) runs follows ggml: it can depend on the batch
-// size, the matrix's row count and the token's place in the batch (DotKernel::select). Rows are
+// size, the matrix's row count and the token's place in the batch (DotKernel::select), unless the
+// caller asks for DotOrder::kBatchInvariant (one order for every token, whatever the batch). Rows are
 // split across threads (OpenMP, or a ThreadPool); each output is computed by exactly one thread in a fixed order,
 // so results do not depend on the thread count.
 #pragma once
@@ -52,11 +53,11 @@ class MatmulScratch {
 // Throws wisp::Error when w's type has no dot kernel or n_cols is not a multiple of its
 // activation block size. n_threads <= 1 runs on the calling thread.
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads);
+            std::int64_t y_stride, MatmulScratch& scratch, int n_threads, DotOrder order = DotOrder::kGgml);
 
 // The same on a persistent pool (what the model uses: see core/thread_pool.h for why).
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool);
+            std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool, DotOrder order = DotOrder::kGgml);
 
 // One output of a group of matmuls that read the same input (q/k/v, gate/up).
 struct MatmulOutput {
@@ -70,7 +71,7 @@ struct MatmulOutput {
 // third of them) and with one activation conversion per distinct format. The same results as
 // separate matmul() calls. Every weight is checked before any output is written.
 void matmul_group(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,
-                  MatmulScratch& scratch, ThreadPool& pool);
+                  MatmulScratch& scratch, ThreadPool& pool, DotOrder order = DotOrder::kGgml);
 
 // Dequantizes row r of w into out[0 .. n_cols) (embedding lookup) with the block type's
 // reference dequantizer.

@@ -117,14 +117,14 @@ ActivationStats collect_activation_stats(const std::shared_ptr<const Model>& mod
   out.n_tokens = n_tok;
   const std::int64_t stride = opt.max_sample_rows > 0 ? (n_tok + opt.max_sample_rows - 1) / opt.max_sample_rows : n_tok + 1;
   StatsObserver obs(st.file, out, stride);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(opt.n_threads);
+  std::unique_ptr<Backend> cpu = make_cpu_backend(opt.n_threads, kernels::DotOrder::kGgml);
   std::unique_ptr<Backend> be = make_observing_backend(*cpu, obs);
   // An f32 cache without half rounding: calibration wants the model's own activations, and this
   // is the simplest exact setting (the rounding the f16 cache adds is not part of the weights).
   const std::uint32_t block = 16;
   KvPool pool(kv_layout_for(*model, block, KvType::kF32), static_cast<std::uint32_t>((n_ctx + block - 1) / block));
   KvSequence seq(pool);
-  Transformer tf(st, *be, KvNumerics{false});
+  Transformer tf(st, *be, KvNumerics{.round_f16 = false, .batch_invariant = false});
   std::vector<float> logits(static_cast<std::size_t>(hp.n_vocab));
   std::vector<std::int32_t> window;
   for (std::int64_t b0 = 0; b0 < n_tok; b0 += n_ctx) {
@@ -135,7 +135,8 @@ ActivationStats collect_activation_stats(const std::shared_ptr<const Model>& mod
     pool.append(seq.id(), static_cast<std::size_t>(n));
     // Only the last token's logits: the output projection sees one row per window (it is kept at
     // 8 bits by default; its statistics matter least).
-    tf.forward(pool, seq.id(), window, 0, false, logits);
+    const std::int64_t last_row = n - 1;
+    tf.forward(pool, StepBatch(seq.id(), 0, n), window, std::span(&last_row, 1), logits);
     if (opt.log) {
       std::fprintf(opt.log, "\rcalibration: %lld/%lld tokens", static_cast<long long>(b0 + n),
                    static_cast<long long>(n_tok));

@@ -6,6 +6,12 @@
 // Activations are 2-D f32 arrays (rows = tokens or heads, cols = features) in memory the backend
 // allocates (ActBuffer) and addresses (Act views); weights are MatrixViews into the mapped file.
 // The KV cache is a KvPool whose storage the backend can address.
+//
+// A forward pass is a step over a StepBatch: the tokens of several sequences, each a run of rows
+// of the step's activations with its own positions; every weight matmul runs once over all rows,
+// RoPE uses each row's position, and KV writes and attention go to each run's own sequence
+// through the pool's block tables. The seam names sequences and positions only (no host pointers
+// into the pool), so a device backend resolves the block tables itself.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +23,7 @@
 #include "kernels/rope.h"
 #include "kv/kv_pool.h"
 #include "model/hparams.h"
+#include "model/step_batch.h"
 
 namespace wisp::model {
 
@@ -52,9 +59,12 @@ class ActBuffer {
 };
 
 // How K and V are stored and how attention rounds: llama.cpp keeps its cache in F16 by default,
-// which also makes its attention matmuls round q and the probabilities to half.
+// which also makes its attention matmuls round q and the probabilities to half. batch_invariant:
+// attention in one order for every query whatever the batch (kernels/attention.h); the backend's
+// matmuls follow the DotOrder it was made with.
 struct KvNumerics {
   bool round_f16 = true;
+  bool batch_invariant = true;
 };
 
 class Backend {
@@ -81,8 +91,11 @@ class Backend {
   }
   // y row = rmsnorm(x row) * w (w may be null). y may be x.
   virtual void rmsnorm(Act x, const float* w, float eps, Act y) = 0;
-  // Row t of x holds heads of head_dim values at position pos0 + t: rotate them in place.
-  virtual void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) = 0;
+  // dst row i = src row rows[i].
+  virtual void gather_rows(Act src, std::span<const std::int64_t> rows, Act dst) = 0;
+  // Row t of x holds heads of head_dim values at position positions[t]: rotate them in place.
+  virtual void rope(Act x, std::int64_t head_dim, std::span<const std::int64_t> positions,
+                    const kernels::RopeParams& p) = 0;
   virtual void scale(Act x, float s) = 0;
   // y += x.
   virtual void add(Act x, Act y) = 0;
@@ -91,12 +104,12 @@ class Backend {
   // x = cap * tanh(x / cap).
   virtual void softcap(Act x, float cap) = 0;
 
-  // Stores K and V rows t of the batch at positions pos0 + t of sequence seq, layer `layer`
-  // (the slots must be reserved with pool.append).
-  virtual void store_kv(KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act k, Act v,
+  // Stores the K and V rows of each run of the batch at the run's positions of its sequence,
+  // layer `layer` (the slots must be reserved with pool.append).
+  virtual void store_kv(KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act k, Act v,
                         const KvNumerics& num) = 0;
-  // out row t = attention of q row t (at position pos0 + t) over the sequence's cached keys.
-  virtual void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
+  // out row t = attention of q row t (at its run's position) over its sequence's cached keys.
+  virtual void attention(const KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act q,
                          const kernels::AttentionParams& p, Act out) = 0;
 };
 

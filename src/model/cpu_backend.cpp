@@ -21,7 +21,8 @@ void free_floats(float* p) { delete[] p; }
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : threads_(n_threads > 0 ? n_threads : default_threads()), pool_(threads_) {}
+  CpuBackend(int n_threads, kernels::DotOrder order)
+      : threads_(n_threads > 0 ? n_threads : default_threads()), pool_(threads_), order_(order) {}
 
   ActBuffer alloc(std::int64_t rows, std::int64_t cols) override {
     return ActBuffer(new float[static_cast<std::size_t>(rows * cols)](), free_floats, rows, cols);
@@ -38,7 +39,7 @@ class CpuBackend final : public Backend {
   }
 
   void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
-    kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, pool_);
+    kernels::matmul(w, x.data, x.stride, x.rows, y.data, y.stride, scratch_, pool_, order_);
     finish_matmul(w, x, y, bias);
   }
 
@@ -46,7 +47,7 @@ class CpuBackend final : public Backend {
     std::vector<kernels::MatmulOutput> outs;
     outs.reserve(targets.size());
     for (const MatmulTarget& t : targets) outs.push_back({t.w, t.y.data, t.y.stride});
-    kernels::matmul_group(outs, x.data, x.stride, x.rows, scratch_, pool_);
+    kernels::matmul_group(outs, x.data, x.stride, x.rows, scratch_, pool_, order_);
     for (const MatmulTarget& t : targets) finish_matmul(*t.w, x, t.y, t.bias);
   }
 
@@ -57,11 +58,17 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) override {
-    std::vector<float> table;
+  void gather_rows(Act src, std::span<const std::int64_t> rows, Act dst) override {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::memcpy(dst.row(static_cast<std::int64_t>(i)), src.row(rows[i]), static_cast<std::size_t>(src.cols) * sizeof(float));
+    }
+  }
+
+  void rope(Act x, std::int64_t head_dim, std::span<const std::int64_t> positions,
+            const kernels::RopeParams& p) override {
     for (std::int64_t t = 0; t < x.rows; ++t) {
-      kernels::rope_table(p, pos0 + t, table);
-      kernels::rope_apply(p, table, x.row(t), x.cols / head_dim, head_dim);
+      kernels::rope_table(p, positions[static_cast<std::size_t>(t)], rope_table_);
+      kernels::rope_apply(p, rope_table_, x.row(t), x.cols / head_dim, head_dim);
     }
   }
 
@@ -89,64 +96,84 @@ class CpuBackend final : public Backend {
     for (std::int64_t r = 0; r < x.rows; ++r) kernels::softcap(x.row(r), x.cols, cap);
   }
 
-  void store_kv(KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act k, Act v,
+  void store_kv(KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act k, Act v,
                 const KvNumerics& num) override {
     const auto width = static_cast<std::size_t>(k.cols);
     kbuf_.resize(width);
     vbuf_.resize(width);
-    for (std::int64_t t = 0; t < k.rows; ++t) {
-      const float* kr = k.row(t);
-      const float* vr = v.row(t);
-      if (num.round_f16 && pool.layout().type == KvType::kF32) {
-        // An f32 pool emulating an F16 cache: the values rounded to half. (Pools of f16, q8_0 and
-        // q4 encode the rows themselves.)
-        for (std::size_t i = 0; i < width; ++i) {
-          kbuf_[i] = f16_to_f32(f32_to_f16(kr[i]));
-          vbuf_[i] = f16_to_f32(f32_to_f16(vr[i]));
+    for (const SeqRun& run : batch.runs()) {
+      for (std::int64_t i = 0; i < run.n_tokens; ++i) {
+        const float* kr = k.row(run.row0 + i);
+        const float* vr = v.row(run.row0 + i);
+        if (num.round_f16 && pool.layout().type == KvType::kF32) {
+          // An f32 pool emulating an F16 cache: the values rounded to half. (Pools of f16, q8_0
+          // and q4 encode the rows themselves.)
+          for (std::size_t e = 0; e < width; ++e) {
+            kbuf_[e] = f16_to_f32(f32_to_f16(kr[e]));
+            vbuf_[e] = f16_to_f32(f32_to_f16(vr[e]));
+          }
+          kr = kbuf_.data();
+          vr = vbuf_.data();
         }
-        kr = kbuf_.data();
-        vr = vbuf_.data();
+        pool.write(run.seq, layer, static_cast<std::size_t>(run.pos0 + i), {kr, width}, {vr, width});
       }
-      pool.write(seq, layer, static_cast<std::size_t>(pos0 + t), {kr, width}, {vr, width});
     }
   }
 
-  void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
+  void attention(const KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act q,
                  const kernels::AttentionParams& p, Act out) override {
-    const std::span<const BlockId> table = pool.block_table(seq);
     const KvLayout& lay = pool.layout();
+    const std::span<const SeqRun> runs = batch.runs();
+    // Every run's block pointers first (the segments' spans point into these vectors), then one
+    // parallel job over all of the step's queries.
+    std::size_t n_blocks = 0;
+    for (const SeqRun& run : runs) n_blocks += pool.block_table(run.seq).size();
     if (lay.type != KvType::kF32) {
       // Coded rows (f16, q8_0, q4): the kernel decodes each row as it reads it.
-      kcoded_.resize(table.size());
-      vcoded_.resize(table.size());
-      for (std::size_t i = 0; i < table.size(); ++i) {
-        kcoded_[i] = pool.plane_data(table[i], layer, KvKind::kKey, 0);
-        vcoded_[i] = pool.plane_data(table[i], layer, KvKind::kValue, 0);
+      kcoded_.resize(n_blocks);
+      vcoded_.resize(n_blocks);
+      coded_segs_.clear();
+      std::size_t at = 0;
+      for (const SeqRun& run : runs) {
+        const std::span<const BlockId> table = pool.block_table(run.seq);
+        for (std::size_t i = 0; i < table.size(); ++i) {
+          kcoded_[at + i] = pool.plane_data(table[i], layer, KvKind::kKey, 0);
+          vcoded_[at + i] = pool.plane_data(table[i], layer, KvKind::kValue, 0);
+        }
+        kernels::PagedKvRows kv;
+        kv.k_blocks = std::span<const std::byte* const>(kcoded_.data() + at, table.size());
+        kv.v_blocks = std::span<const std::byte* const>(vcoded_.data() + at, table.size());
+        kv.block_size = lay.block_size;
+        kv.head_dim = lay.head_dim;
+        kv.row_bytes = static_cast<std::int64_t>(lay.row_bytes());
+        kv.head_stride = static_cast<std::int64_t>(lay.plane_bytes());
+        kv.decode = kv_row_decoder(lay.type);
+        coded_segs_.push_back({q.row(run.row0), q.stride, run.n_tokens, run.pos0, kv, out.row(run.row0), out.stride});
+        at += table.size();
       }
-      kernels::PagedKvRows kv;
-      kv.k_blocks = kcoded_;
-      kv.v_blocks = vcoded_;
-      kv.block_size = lay.block_size;
-      kv.head_dim = lay.head_dim;
-      kv.row_bytes = static_cast<std::int64_t>(lay.row_bytes());
-      kv.head_stride = static_cast<std::int64_t>(lay.plane_bytes());
-      kv.decode = kv_row_decoder(lay.type);
-      kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, pool_);
+      kernels::attention(coded_segs_, p, pool_);
       return;
     }
-    kblocks_.resize(table.size());
-    vblocks_.resize(table.size());
-    for (std::size_t i = 0; i < table.size(); ++i) {
-      kblocks_[i] = pool.keys(table[i], layer, 0);
-      vblocks_[i] = pool.values(table[i], layer, 0);
+    kblocks_.resize(n_blocks);
+    vblocks_.resize(n_blocks);
+    f32_segs_.clear();
+    std::size_t at = 0;
+    for (const SeqRun& run : runs) {
+      const std::span<const BlockId> table = pool.block_table(run.seq);
+      for (std::size_t i = 0; i < table.size(); ++i) {
+        kblocks_[at + i] = pool.keys(table[i], layer, 0);
+        vblocks_[at + i] = pool.values(table[i], layer, 0);
+      }
+      kernels::PagedKv kv;
+      kv.k_blocks = std::span<const float* const>(kblocks_.data() + at, table.size());
+      kv.v_blocks = std::span<const float* const>(vblocks_.data() + at, table.size());
+      kv.block_size = lay.block_size;
+      kv.head_dim = lay.head_dim;
+      kv.head_stride = static_cast<std::int64_t>(lay.block_size) * lay.head_dim;
+      f32_segs_.push_back({q.row(run.row0), q.stride, run.n_tokens, run.pos0, kv, out.row(run.row0), out.stride});
+      at += table.size();
     }
-    kernels::PagedKv kv;
-    kv.k_blocks = kblocks_;
-    kv.v_blocks = vblocks_;
-    kv.block_size = lay.block_size;
-    kv.head_dim = lay.head_dim;
-    kv.head_stride = static_cast<std::int64_t>(lay.block_size) * lay.head_dim;
-    kernels::attention(q.data, q.stride, q.rows, pos0, kv, p, out.data, out.stride, pool_);
+    kernels::attention(f32_segs_, p, pool_);
   }
 
  private:
@@ -162,14 +189,19 @@ class CpuBackend final : public Backend {
 
   int threads_;
   ThreadPool pool_;  // persistent workers for every parallel op (core/thread_pool.h)
+  kernels::DotOrder order_;
   kernels::MatmulScratch scratch_;
-  std::vector<float> kbuf_, vbuf_;
+  std::vector<float> kbuf_, vbuf_, rope_table_;
   std::vector<const float*> kblocks_, vblocks_;
   std::vector<const std::byte*> kcoded_, vcoded_;
+  std::vector<kernels::AttentionSegment<kernels::PagedKv>> f32_segs_;
+  std::vector<kernels::AttentionSegment<kernels::PagedKvRows>> coded_segs_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int n_threads) { return std::make_unique<CpuBackend>(n_threads); }
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, kernels::DotOrder order) {
+  return std::make_unique<CpuBackend>(n_threads, order);
+}
 
 }  // namespace wisp::model

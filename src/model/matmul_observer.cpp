@@ -18,20 +18,22 @@ class ObservingBackend final : public Backend {
     in_.matmul(w, x, y, bias);
   }
   void rmsnorm(Act x, const float* w, float eps, Act y) override { in_.rmsnorm(x, w, eps, y); }
-  void rope(Act x, std::int64_t head_dim, std::int64_t pos0, const kernels::RopeParams& p) override {
-    in_.rope(x, head_dim, pos0, p);
+  void gather_rows(Act src, std::span<const std::int64_t> rows, Act dst) override { in_.gather_rows(src, rows, dst); }
+  void rope(Act x, std::int64_t head_dim, std::span<const std::int64_t> positions,
+            const kernels::RopeParams& p) override {
+    in_.rope(x, head_dim, positions, p);
   }
   void scale(Act x, float s) override { in_.scale(x, s); }
   void add(Act x, Act y) override { in_.add(x, y); }
   void glu(FfnAct act, Act gate, Act up, Act out) override { in_.glu(act, gate, up, out); }
   void softcap(Act x, float cap) override { in_.softcap(x, cap); }
-  void store_kv(KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act k, Act v,
+  void store_kv(KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act k, Act v,
                 const KvNumerics& num) override {
-    in_.store_kv(pool, seq, layer, pos0, k, v, num);
+    in_.store_kv(pool, batch, layer, k, v, num);
   }
-  void attention(const KvPool& pool, SeqId seq, std::uint32_t layer, std::int64_t pos0, Act q,
+  void attention(const KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act q,
                  const kernels::AttentionParams& p, Act out) override {
-    in_.attention(pool, seq, layer, pos0, q, p, out);
+    in_.attention(pool, batch, layer, q, p, out);
   }
 
  private:

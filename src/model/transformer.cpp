@@ -28,7 +28,8 @@ void Transformer::reserve(std::int64_t n_tok, std::int64_t n_out) {
   }
 }
 
-void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t pos0, std::int64_t n) {
+void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
+  const std::int64_t n = batch.n_tokens();
   const LayerWeights& w = m_.weights.layers[static_cast<std::size_t>(il)];
   const float eps = hp_.rms_eps;
   const Act x = x_.view().rows_from(0, n);
@@ -62,20 +63,21 @@ void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t p
   rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
   rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
   rp.freq_factors = m_.weights.rope_freqs;
-  be_.rope(q, hp_.head_dim, pos0, rp);
-  be_.rope(k, hp_.head_dim, pos0, rp);
+  be_.rope(q, hp_.head_dim, batch.positions(), rp);
+  be_.rope(k, hp_.head_dim, batch.positions(), rp);
   if (hp_.q_scale != 0.0f) be_.scale(q, hp_.q_scale);
   observe("Qrope", il, q);
   observe("Krope", il, k);
 
-  be_.store_kv(pool, seq, static_cast<std::uint32_t>(il), pos0, k, v, num_);
+  be_.store_kv(pool, batch, static_cast<std::uint32_t>(il), k, v, num_);
   kernels::AttentionParams ap;
   ap.n_heads = static_cast<int>(hp_.n_head);
   ap.n_kv_heads = static_cast<int>(hp_.n_head_kv);
   ap.kq_scale = hp_.kq_scale;
   ap.window = swa ? hp_.n_swa : 0;
   ap.round_f16 = num_.round_f16;
-  be_.attention(pool, seq, static_cast<std::uint32_t>(il), pos0, q, ap, att);
+  ap.batch_invariant = num_.batch_invariant;
+  be_.attention(pool, batch, static_cast<std::uint32_t>(il), q, ap, att);
   observe("kqv_out", il, att);
   be_.matmul(w.wo, att, o, w.bo);
   observe("attn_out", il, o);
@@ -102,17 +104,25 @@ void Transformer::layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t p
   observe("l_out", il, x);
 }
 
-void Transformer::forward(KvPool& pool, SeqId seq, std::span<const std::int32_t> tokens, std::int64_t pos0,
-                          bool all_logits, std::span<float> logits) {
-  const auto n = static_cast<std::int64_t>(tokens.size());
+void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const std::int32_t> tokens,
+                          std::span<const std::int64_t> logit_rows, std::span<float> logits) {
+  const std::int64_t n = batch.n_tokens();
   if (n <= 0 || n > kMaxBatch) {
     throw Error("forward: batch of " + std::to_string(n) + " tokens (1 to " + std::to_string(kMaxBatch) + " allowed)");
   }
-  // No logits at all for an intermediate batch of a long prompt (the caller passes no buffer).
-  const std::int64_t n_out = all_logits ? n : (logits.empty() ? 0 : 1);
+  if (static_cast<std::int64_t>(tokens.size()) != n) {
+    throw Error("forward: " + std::to_string(tokens.size()) + " token ids for a batch of " + std::to_string(n) + " rows");
+  }
+  const auto n_out = static_cast<std::int64_t>(logit_rows.size());
   if (static_cast<std::int64_t>(logits.size()) != n_out * hp_.n_vocab) {
     throw Error("forward: logits buffer of " + std::to_string(logits.size()) + " floats, expected " +
                 std::to_string(n_out * hp_.n_vocab));
+  }
+  bool trailing = true;  // the wanted rows are the batch's last n_out, in order: no gather needed
+  for (std::int64_t i = 0; i < n_out; ++i) {
+    const std::int64_t r = logit_rows[static_cast<std::size_t>(i)];
+    if (r < 0 || r >= n) throw Error("forward: logits asked for row " + std::to_string(r) + " of " + std::to_string(n));
+    trailing = trailing && r == n - n_out + i;
   }
   reserve(n, n_out);
 
@@ -120,11 +130,15 @@ void Transformer::forward(KvPool& pool, SeqId seq, std::span<const std::int32_t>
   be_.embed(m_.weights.tok_embd, tokens, x);
   if (hp_.embed_scale != 0.0f) be_.scale(x, hp_.embed_scale);
   observe("inp_embd", -1, x);
-  for (std::int64_t il = 0; il < hp_.n_layer; ++il) layer(pool, seq, il, pos0, n);
+  for (std::int64_t il = 0; il < hp_.n_layer; ++il) layer(pool, batch, il);
   if (n_out == 0) return;
 
   // Only the rows whose logits are wanted go through the output norm and projection.
-  const Act xo = x.rows_from(n - n_out, n_out);
+  Act xo = x.rows_from(n - n_out, n_out);
+  if (!trailing) {
+    xo = o_.view().rows_from(0, n_out);
+    be_.gather_rows(x, logit_rows, xo);
+  }
   const Act ho = h_.view().rows_from(0, n_out);
   const Act out = logits_.view().rows_from(0, n_out);
   be_.rmsnorm(xo, m_.weights.output_norm, hp_.rms_eps, ho);

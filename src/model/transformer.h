@@ -1,5 +1,6 @@
 // The forward pass of the decoder-only transformers wisp runs (llama, qwen2, gemma3), written as
-// ops on a Backend. One Transformer per session: it owns the activation buffers of a batch.
+// ops on a Backend. One Transformer per engine: it owns the activation buffers of a step, whose
+// tokens may come from many sequences (model/step_batch.h).
 //
 // Per layer (gemma3's extra steps in brackets):
 //   h = rmsnorm(x) ; q, k, v = h Wq, h Wk, h Wv (+ bias) ; [rmsnorm per q/k head]
@@ -22,17 +23,17 @@ namespace wisp::model {
 
 class Transformer {
  public:
-  // Tokens per forward pass at most; longer inputs are split by the caller (results are the same:
-  // every per-token computation is independent of the batch it runs in).
+  // Tokens per forward pass at most; longer inputs are split by the caller.
   static constexpr std::int64_t kMaxBatch = 512;
 
   Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics);
 
-  // Evaluates tokens at positions [pos0, pos0 + n) of sequence seq, whose KV slots must already
-  // be reserved in pool. Writes the logits of every token (all_logits) or of the last one into
-  // logits (n or 1 rows of n_vocab floats); an empty logits span skips the output projection.
-  void forward(KvPool& pool, SeqId seq, std::span<const std::int32_t> tokens, std::int64_t pos0, bool all_logits,
-               std::span<float> logits);
+  // Evaluates one step: tokens[r] is row r of `batch` (its sequence and position there), whose
+  // KV slots must already be reserved in pool. Writes the logits of rows logit_rows[i] (in that
+  // order) into logits (logit_rows.size() rows of n_vocab floats); no rows skip the output
+  // projection. Only those rows go through the output norm and projection.
+  void forward(KvPool& pool, const StepBatch& batch, std::span<const std::int32_t> tokens,
+               std::span<const std::int64_t> logit_rows, std::span<float> logits);
 
   // Debugging hook: called with every intermediate result (named as llama.cpp's graph names them:
   // "attn_norm", "Qcur", "kqv_out", "ffn_inp", "l_out", ...; layer -1 outside the layers), so a
@@ -42,7 +43,7 @@ class Transformer {
 
  private:
   void reserve(std::int64_t n_tok, std::int64_t n_out);
-  void layer(KvPool& pool, SeqId seq, std::int64_t il, std::int64_t pos0, std::int64_t n);
+  void layer(KvPool& pool, const StepBatch& batch, std::int64_t il);
   void observe(std::string_view name, std::int64_t il, Act x) const {
     if (observer_) observer_(name, il, x);
   }

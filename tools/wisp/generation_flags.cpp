@@ -19,6 +19,9 @@ void add_model_flags(ArgParser& p) {
   p.option("kv-type").value_name("TYPE").default_value("f16").group("model")
       .help("how the KV cache stores K and V: " + kv_type_names() +
             " (f16 as llama.cpp; q8_0 = 8.5 bits, q4 = 5 bits per value, group-wise per 32)");
+  p.flag("exact").group("model")
+      .help("llama.cpp's float order, which depends on the batch (prompt logits equal llama.cpp's bit for bit); "
+            "default: one order for every token, so results never depend on batching");
 }
 
 void add_sampling_flags(ArgParser& p) {
@@ -52,6 +55,7 @@ LoadedModel load_model_from_flags(const Args& a) {
   LoadedModel out;
   // Checked before the model loads so a typo costs nothing; kv_type_by_name's message lists the types.
   out.session.kv_type = std::string(a.convert("kv-type", [](std::string_view s) { return kv_type_by_name(s); })->name);
+  out.session.exact = a.flag("exact");
   std::string path = a.str("model");
   auto t0 = std::chrono::steady_clock::now();
   out.model = Model::load(path);

@@ -130,24 +130,44 @@ TEST_F(SessionErrors, PromptLongerThanContextLeavesSessionUsable) {
   EXPECT_EQ(s.n_past(), 20u);
 }
 
-TEST_F(SessionErrors, SharedCacheExhausted) {
-  auto cache = std::make_shared<KvCache>(model_, 32, 16);  // two blocks
-  Session a(model_, cache, {.n_ctx = 64, .n_threads = 1});
-  Session b(model_, cache, {.n_ctx = 64, .n_threads = 1});
+TEST_F(SessionErrors, SharedPoolExhausted) {
+  auto engine = Engine::create(model_, {.n_threads = 1, .kv_tokens = 32, .block_size = 16});  // two blocks
+  Session a(engine, {.n_ctx = 64});
+  Session b(engine, {.n_ctx = 64});
   a.eval(std::vector<std::int32_t>(20, 3));  // takes both blocks
-  EXPECT_EQ(cache->free_tokens(), 0u);
+  EXPECT_EQ(engine->kv_free_tokens(), 0u);
   expect_error([&] { b.eval(std::vector<std::int32_t>(4, 3)); }, {"KV pool exhausted"});
   EXPECT_EQ(b.n_past(), 0u);
   a.truncate(0);  // frees the blocks
   EXPECT_EQ(b.eval(std::vector<std::int32_t>(4, 3)).size(), 100u);
 }
 
-TEST_F(SessionErrors, CacheOfAnotherModel) {
-  TinySpec spec;
-  spec.seed = 2;
-  auto other = Model::load(write_tiny_model(spec, "other.gguf"));
-  auto cache = std::make_shared<KvCache>(other, 32);
-  expect_error([&] { Session s(model_, cache); }, {"another model"});
+TEST_F(SessionErrors, StepAcrossEnginesOrWithBadEntriesChangesNothing) {
+  auto engine = Engine::create(model_, {.n_threads = 1, .kv_tokens = 64});
+  auto other = Engine::create(model_, {.n_threads = 1, .kv_tokens = 64});
+  Session a(engine, {.n_ctx = 32}), b(other, {.n_ctx = 32});
+  const std::vector<std::int32_t> t{1, 2, 3}, bad{1, 100}, none;
+  expect_error([&] { engine->step({{&a, t}, {&b, t}}); }, {"entry 1", "another engine"});
+  expect_error([&] { engine->step({{&a, t}, {&a, t}}); }, {"entry 1", "twice"});
+  expect_error([&] { engine->step({{&a, t}, {nullptr, t}}); }, {"entry 1", "no session"});
+  expect_error([&] { engine->step({{&a, bad}}); }, {"entry 0", "token 1", "id 100"});
+  expect_error([&] { engine->step({{&a, none}}); }, {"entry 0", "empty"});
+  expect_error([&] { engine->step(std::span<const StepEntry>{}); }, {"no sessions"});
+  EXPECT_EQ(a.n_past(), 0u);
+  EXPECT_EQ(engine->kv_free_tokens(), engine->kv_capacity_tokens());
+  // A second session that cannot get blocks undoes the first's reservation too.
+  Session c(engine, {.n_ctx = 64});
+  c.eval(std::vector<std::int32_t>(40, 2));  // 3 of 4 blocks
+  const std::vector<std::int32_t> many(30, 4);
+  expect_error([&] { engine->step({{&a, t}, {&b, many}}); }, {"another engine"});
+  Session d(engine, {.n_ctx = 64});
+  expect_error([&] { engine->step({{&a, t}, {&d, many}}); }, {"KV pool exhausted"});
+  EXPECT_EQ(a.n_past(), 0u);
+  EXPECT_EQ(d.n_past(), 0u);
+  EXPECT_EQ(engine->kv_free_tokens(), 16u);
+  expect_error([] { Engine::create(nullptr); }, {"no model"});
+  expect_error([&] { Engine::create(model_, {.max_step_tokens = 0}); }, {"max_step_tokens 0"});
+  expect_error([&] { Engine::create(model_, {.kv_type = "q3"}); }, {"q3"});
 }
 
 TEST_F(SessionErrors, TruncateBeyondLength) {

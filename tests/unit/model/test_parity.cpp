@@ -7,7 +7,9 @@
 //     top-10 of every position (printed), and the largest |delta| over the full vocabulary at a few
 //     positions (llama.cpp's values stored as float16, so that part carries half-precision error);
 //   - greedy continuations (64 tokens for the real models) equal to llama.cpp's.
-// wisp reproduces llama.cpp's x86 float order (src/kernels/ggml_order.h), so on these files the
+// With exact numerics (SessionOptions::exact: llama.cpp's batch-dependent orders; the default
+// batch-invariant numerics use the one-token order for every token instead) wisp reproduces
+// llama.cpp's x86 float order (src/kernels/ggml_order.h), so on these files the
 // logits are expected to be bit-identical; the bounds leave room for 1-ulp libm differences on
 // other machines, not for a different order (which would cost ~5% of top-1 through chaos).
 // The threads used default to 1 (WISP_TEST_THREADS overrides): results do not depend on it.
@@ -58,7 +60,7 @@ class Parity : public ::testing::TestWithParam<ParityCase> {
 TEST_P(Parity, TextLogitsAgree) {
   const std::size_t n = g_.tokens.size();
   const auto V = static_cast<std::size_t>(g_.n_vocab);
-  Session s(model_, {.n_ctx = 512, .n_threads = test_threads()});
+  Session s(model_, {.n_ctx = 512, .n_threads = test_threads(), .exact = true});
   std::size_t agree = 0;
   double max_top10 = 0.0, max_full = 0.0, max_full_rel = 0.0;
   std::size_t worst_pos = 0;
@@ -113,10 +115,10 @@ TEST_P(Parity, TextLogitsAgree) {
 }
 
 TEST_P(Parity, GreedyContinuationsMatch) {
-  auto cache = std::make_shared<KvCache>(model_, 1024);
+  auto engine = Engine::create(model_, {.n_threads = test_threads(), .kv_tokens = 1024, .exact = true});
   std::size_t equal = 0;
   for (const auto& c : g_.continuations) {
-    Session s(model_, cache, {.n_ctx = 512, .n_threads = test_threads()});
+    Session s(engine, {.n_ctx = 512});
     auto logits = s.eval(c.prompt_tokens);
     std::vector<std::int32_t> got;
     for (std::size_t step = 0; step < c.tokens.size(); ++step) {

@@ -1,7 +1,8 @@
 // Session mechanics on a small random model: the logits of a token do not depend on how the
-// sequence was fed (chunks, more than one forward batch), on forking, on truncating and
-// re-evaluating, or on sharing a cache with other sessions -- exactly, as long as the same path
-// runs (batches of 2+ tokens vs single tokens use different float orders, as in llama.cpp).
+// sequence was fed (chunks, one token at a time, more than one forward batch), on forking, on
+// truncating and re-evaluating, or on sharing an engine with other sessions -- exactly, in the
+// default batch-invariant numerics. With exact (llama.cpp's) numerics, batches of 2+ tokens and
+// single tokens use different float orders, as in llama.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,19 +44,42 @@ class SessionTest : public ::testing::TestWithParam<const char*> {
   std::shared_ptr<const Model> model_;
 };
 
-// Like llama.cpp, wisp multiplies a batch of 2+ tokens in one float order and a single token in
-// another (ggml's tinyBLAS vs vec_dot): results within a path do not depend on how the input is
-// split; across paths they agree to rounding.
-TEST_P(SessionTest, BatchSplitsAgreeExactlyAndOneTokenStepsClosely) {
+// Batch-invariant numerics: every way of splitting the input gives the same bits.
+TEST_P(SessionTest, EverySplitGivesTheSameBits) {
   const auto toks = random_tokens(37, 1);
   Session batched(model_, {.n_ctx = 64, .n_threads = 2});
+  const auto all_span = batched.eval_all(toks);
+  const std::vector<float> all(all_span.begin(), all_span.end());
+  Session chunks(model_, {.n_ctx = 64, .n_threads = 1});
+  Session chunks_last(model_, {.n_ctx = 64, .n_threads = 1});
+  std::size_t at = 0;
+  for (std::size_t n : {5u, 11u, 2u, 19u}) {
+    const auto rows = chunks.eval_all(std::span(toks).subspan(at, n));
+    const auto l = chunks_last.eval(std::span(toks).subspan(at, n));
+    at += n;
+    ASSERT_EQ(row(rows, n - 1, 100), row(all, at - 1, 100)) << "after " << at;
+    ASSERT_EQ(std::vector<float>(l.begin(), l.end()), row(all, at - 1, 100)) << "after " << at;
+  }
+  Session single(model_, {.n_ctx = 64, .n_threads = 1});
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const auto l = single.eval(std::span(toks).subspan(i, 1));
+    ASSERT_EQ(std::vector<float>(l.begin(), l.end()), row(all, i, 100)) << "token " << i;
+  }
+}
+
+// Exact (llama.cpp's) numerics: like llama.cpp, a batch of 2+ tokens is multiplied in one float
+// order and a single token in another (ggml's tinyBLAS vs vec_dot): results within a path do not
+// depend on how the input is split; across paths they agree to rounding.
+TEST_P(SessionTest, ExactNumericsBatchSplitsAgreeExactlyAndOneTokenStepsClosely) {
+  const auto toks = random_tokens(37, 1);
+  Session batched(model_, {.n_ctx = 64, .n_threads = 2, .exact = true});
   const auto all_span = batched.eval_all(toks);
   const std::vector<float> all(all_span.begin(), all_span.end());
   // Chunks of 2+ tokens: bit-identical. eval() computes the logits of the last token only (as
   // llama.cpp does when only those are asked for), so the output matrix multiplies one row, in the
   // one-token order: close to, not always equal to, the batched row.
-  Session chunks(model_, {.n_ctx = 64, .n_threads = 1});
-  Session chunks_last(model_, {.n_ctx = 64, .n_threads = 1});
+  Session chunks(model_, {.n_ctx = 64, .n_threads = 1, .exact = true});
+  Session chunks_last(model_, {.n_ctx = 64, .n_threads = 1, .exact = true});
   std::size_t at = 0;
   for (std::size_t n : {5u, 11u, 2u, 19u}) {
     const auto rows = chunks.eval_all(std::span(toks).subspan(at, n));
@@ -68,7 +92,7 @@ TEST_P(SessionTest, BatchSplitsAgreeExactlyAndOneTokenStepsClosely) {
     }
   }
   // One token at a time: the one-token path, close to the batched one.
-  Session single(model_, {.n_ctx = 64, .n_threads = 1});
+  Session single(model_, {.n_ctx = 64, .n_threads = 1, .exact = true});
   for (std::size_t i = 0; i < toks.size(); ++i) {
     const auto l = single.eval(std::span(toks).subspan(i, 1));
     const auto want = row(all, i, 100);
@@ -97,8 +121,8 @@ TEST_P(SessionTest, LongPromptSpansSeveralForwardBatches) {
 TEST_P(SessionTest, ForkSharesPrefixAndDivergesIndependently) {
   const auto prefix = random_tokens(21, 3);  // ends inside a block: the fork copies that block
   const auto xs = random_tokens(9, 4), ys = random_tokens(13, 5);
-  auto cache = std::make_shared<KvCache>(model_, 256);
-  Session base(model_, cache, {.n_ctx = 64, .n_threads = 2});
+  auto engine = Engine::create(model_, {.n_threads = 2, .kv_tokens = 256});
+  Session base(engine, {.n_ctx = 64});
   base.eval(prefix);
   Session forked = base.fork();
   EXPECT_EQ(forked.n_past(), prefix.size());
@@ -137,11 +161,11 @@ TEST_P(SessionTest, TruncateAndReevaluateReproduces) {
   EXPECT_EQ(std::vector<float>(again.begin(), again.end()), want);
 }
 
-TEST_P(SessionTest, SessionsInOneCacheDoNotInterfere) {
-  auto cache = std::make_shared<KvCache>(model_, 128, 16);
+TEST_P(SessionTest, SessionsInOneEngineDoNotInterfere) {
+  auto engine = Engine::create(model_, {.n_threads = 2, .kv_tokens = 128, .block_size = 16});
   const auto ta = random_tokens(25, 7), tb = random_tokens(19, 8);
-  Session a(model_, cache, {.n_ctx = 64, .n_threads = 2});
-  Session b(model_, cache, {.n_ctx = 64, .n_threads = 2});
+  Session a(engine, {.n_ctx = 64});
+  Session b(engine, {.n_ctx = 64});
   std::vector<float> la, lb;
   // Interleave so their blocks alternate in the pool.
   for (std::size_t i = 0; i < 25; i += 5) {
@@ -158,7 +182,7 @@ TEST_P(SessionTest, SessionsInOneCacheDoNotInterfere) {
   EXPECT_EQ(la, std::vector<float>(wa.begin(), wa.end()));
   const auto wb = rb.eval(tb);
   EXPECT_EQ(lb, std::vector<float>(wb.begin(), wb.end()));
-  EXPECT_EQ(cache->capacity_tokens() - cache->free_tokens(), 16u * (2 + 2));  // 25 -> 2 blocks, 19 -> 2
+  EXPECT_EQ(engine->kv_capacity_tokens() - engine->kv_free_tokens(), 16u * (2 + 2));  // 25 -> 2 blocks, 19 -> 2
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, SessionTest, ::testing::Values("llama", "qwen2", "gemma3"),
