@@ -1,0 +1,383 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "engine/engine_state.h"
+#include "wisp/error.h"
+
+namespace wisp {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kLength: return "length";
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kContextFull: return "context_full";
+    case FinishReason::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+struct Scheduler::Request {
+  RequestId id = 0;
+  RequestParams params;
+  RequestCallback cb;
+  Sampler sampler;
+  TokenStreamDecoder decoder;
+  std::vector<TokenId> tokens;  // known tokens: the prompt, then each generated one
+  std::size_t n_prompt = 0;
+  std::size_t n_generated = 0;
+  std::size_t n_cached = 0;  // prompt tokens served by the prefix cache at first admission
+  bool admitted_before = false;
+  std::optional<Session> session;  // while admitted
+  std::size_t n_published = 0;     // leading full blocks published (or found) in the prefix cache
+  BlockHash chain = BlockAllocator::kRootHash;  // hash of block n_published - 1
+  std::string held;  // decoded text not yet released: it might be the start of a stop string
+  std::size_t planned = 0;  // tokens this step evaluates
+
+  Request(RequestId i, RequestParams p, RequestCallback c, const Tokenizer& tok)
+      : id(i), params(std::move(p)), cb(std::move(c)), sampler(params.sampling), decoder(tok) {}
+
+  std::size_t n_past() const { return session ? session->n_past() : 0; }
+  std::size_t remaining() const { return tokens.size() - n_past(); }
+};
+
+namespace {
+
+KvPool& pool_of(Engine& e) { return e.state().pool; }
+
+}  // namespace
+
+Scheduler::Scheduler(std::shared_ptr<Engine> engine, const Tokenizer& tokenizer, const SchedulerOptions& opts)
+    : engine_(std::move(engine)), tokenizer_(tokenizer), opts_(opts) {
+  if (!engine_) throw Error("scheduler: no engine given");
+  if (opts_.step_tokens == 0 || opts_.step_tokens > engine_->options().max_step_tokens) {
+    throw Error("scheduler: step budget of " + std::to_string(opts_.step_tokens) + " tokens (1 to " +
+                std::to_string(engine_->options().max_step_tokens) + " allowed: the engine's step size)");
+  }
+  if (opts_.max_running == 0) throw Error("scheduler: max_running must be at least 1");
+  if (opts_.max_context == 0 || opts_.max_context > engine_->kv_capacity_tokens()) {
+    opts_.max_context = engine_->kv_capacity_tokens();
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+RequestId Scheduler::submit(RequestParams params, RequestCallback on_event) {
+  const std::int64_t n_vocab = engine_->model().info().n_vocab;
+  if (params.prompt.empty()) throw Error("request: the prompt has no tokens");
+  for (std::size_t i = 0; i < params.prompt.size(); ++i) {
+    if (params.prompt[i] < 0 || params.prompt[i] >= n_vocab) {
+      throw Error("request: prompt token " + std::to_string(i) + " has id " + std::to_string(params.prompt[i]) +
+                  ", outside the vocabulary [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  if (params.prompt.size() >= opts_.max_context) {
+    throw Error("request: the prompt has " + std::to_string(params.prompt.size()) +
+                " tokens, the context holds " + std::to_string(opts_.max_context) +
+                " (prompt and at least one generated token must fit)");
+  }
+  params.sampling.validate();
+  for (const std::string& s : params.stop) {
+    if (s.empty()) throw Error("request: an empty stop string");
+  }
+  std::lock_guard lock(inbox_mu_);
+  const RequestId id = next_id_++;
+  auto r = std::make_unique<Request>(id, std::move(params), std::move(on_event), tokenizer_);
+  r->tokens = r->params.prompt;
+  r->n_prompt = r->tokens.size();
+  for (TokenId t : r->tokens) r->sampler.accept(t);
+  inbox_.push_back(std::move(r));
+  live_.emplace(id, true);
+  return id;
+}
+
+bool Scheduler::cancel(RequestId id) {
+  std::lock_guard lock(inbox_mu_);
+  if (!live_.contains(id)) return false;
+  cancels_.push_back(id);
+  return true;
+}
+
+void Scheduler::take_inbox() {
+  std::vector<RequestId> cancels;
+  {
+    std::lock_guard lock(inbox_mu_);
+    for (auto& r : inbox_) waiting_.push_back(std::move(r));
+    inbox_.clear();
+    cancels.swap(cancels_);
+  }
+  for (RequestId id : cancels) {
+    for (auto it = running_.begin(); it != running_.end(); ++it) {
+      if ((*it)->id == id) {
+        finish(**it, FinishReason::kCancelled, -1);
+        running_.erase(it);
+        break;
+      }
+    }
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+      if ((*it)->id == id) {
+        finish(**it, FinishReason::kCancelled, -1);
+        waiting_.erase(it);
+        break;
+      }
+    }
+  }
+}
+
+void Scheduler::release(Request& r) { r.session.reset(); }
+
+void Scheduler::finish(Request& r, FinishReason reason, TokenId token, std::string text) {
+  release(r);
+  if (reason != FinishReason::kCancelled && reason != FinishReason::kStop) {
+    text += r.held + r.decoder.finish();  // nothing more can complete a stop string
+  }
+  r.held.clear();
+  {
+    std::lock_guard lock(inbox_mu_);
+    live_.erase(r.id);
+  }
+  ++stats_.finished;
+  if (r.cb) {
+    RequestEvent ev;
+    ev.id = r.id;
+    ev.token = token;
+    ev.text = text;
+    ev.finished = true;
+    ev.reason = reason;
+    ev.n_prompt = r.n_prompt;
+    ev.n_cached = r.n_cached;
+    ev.n_generated = r.n_generated;
+    r.cb(ev);
+  }
+}
+
+std::size_t Scheduler::blocks_still_needed(const Request& r) const {
+  const BlockAllocator& a = pool_of(*engine_).allocator();
+  const std::size_t after = r.n_past() + r.planned;
+  const std::size_t want = a.blocks_for(r.tokens.size());
+  const std::size_t have = a.blocks_for(after);
+  return want > have ? want - have : 0;
+}
+
+bool Scheduler::admit(Request& r) {
+  KvPool& pool = pool_of(*engine_);
+  const BlockAllocator& a = pool.allocator();
+  r.session.emplace(engine_, SessionOptions{.n_ctx = opts_.max_context});
+  const SeqId seq = r.session->state().seq.id();
+  std::size_t attached = 0;
+  if (opts_.prefix_cache) {
+    // At least the last known token is computed: its logits are what the request needs next.
+    const std::size_t usable = (r.tokens.size() - 1) / a.block_size();
+    std::vector<BlockHash> hashes = a.block_hashes(std::span(r.tokens).first(usable * a.block_size()));
+    attached = pool.attach_cached(seq, hashes, std::span(r.tokens).first(usable * a.block_size()));
+    stats_.prefix_queries += hashes.size();
+    stats_.prefix_hits += attached;
+    r.n_published = attached;
+    r.chain = attached > 0 ? hashes[attached - 1] : BlockAllocator::kRootHash;
+  }
+  std::size_t outstanding = 0;
+  std::size_t committed = 0;
+  for (const auto& other : running_) {
+    outstanding += blocks_still_needed(*other);
+    committed += other->planned > 0 ? a.blocks_needed(other->session->state().seq.id(), other->planned) : 0;
+  }
+  const std::size_t need = a.blocks_for(r.tokens.size()) - attached;
+  const std::size_t avail = a.n_available() > committed ? a.n_available() - committed : 0;
+  if (need + outstanding > avail) {
+    r.session.reset();  // the attached blocks go back to the cache
+    r.n_published = 0;
+    r.chain = BlockAllocator::kRootHash;
+    return false;
+  }
+  if (!r.admitted_before) r.n_cached = attached * a.block_size();
+  r.admitted_before = true;
+  return true;
+}
+
+void Scheduler::preempt_newest() {
+  std::unique_ptr<Request> r = std::move(running_.back());
+  running_.pop_back();
+  release(*r);  // full blocks stay in the prefix cache: the recompute may find them
+  r->n_published = 0;
+  r->chain = BlockAllocator::kRootHash;
+  r->planned = 0;
+  ++stats_.preemptions;
+  waiting_.push_front(std::move(r));
+}
+
+void Scheduler::publish_blocks(Request& r) {
+  if (!opts_.prefix_cache || !r.session) return;
+  KvPool& pool = pool_of(*engine_);
+  const std::uint32_t bs = pool.allocator().block_size();
+  const SeqId seq = r.session->state().seq.id();
+  while ((r.n_published + 1) * bs <= r.n_past()) {
+    const auto block = std::span(r.tokens).subspan(r.n_published * bs, bs);
+    r.chain = BlockAllocator::chain_hash(r.chain, block);
+    pool.publish(seq, r.n_published, r.chain, block);  // false: another block already holds it
+    ++r.n_published;
+  }
+}
+
+void Scheduler::on_logits(Request& r, std::span<const float> logits) {
+  const TokenId tok = r.sampler.sample(logits);
+  r.sampler.accept(tok);
+  ++r.n_generated;
+  ++stats_.generated_tokens;
+  const bool eog = tokenizer_.is_eog(tok) && !r.params.ignore_eos;
+  std::string text = eog ? r.decoder.finish() : r.decoder.push(tok);
+  r.held += text;
+  // Stop strings: release text only up to where a stop string could still begin.
+  std::optional<FinishReason> reason;
+  if (!r.params.stop.empty()) {
+    std::size_t cut = std::string::npos;
+    for (const std::string& s : r.params.stop) cut = std::min(cut, r.held.find(s));
+    if (cut != std::string::npos) {
+      r.held.resize(cut);
+      reason = FinishReason::kStop;
+    }
+  }
+  if (!reason && eog) reason = FinishReason::kStop;
+  if (!reason && r.params.max_tokens > 0 && r.n_generated >= r.params.max_tokens) reason = FinishReason::kLength;
+  if (!reason && r.tokens.size() + 1 > opts_.max_context) reason = FinishReason::kContextFull;
+
+  std::size_t keep = 0;  // bytes held back: the longest tail that is a proper prefix of a stop string
+  if (!reason) {
+    for (const std::string& s : r.params.stop) {
+      for (std::size_t k = std::min(s.size() - 1, r.held.size()); k > keep; --k) {
+        if (r.held.compare(r.held.size() - k, k, s, 0, k) == 0) {
+          keep = k;
+          break;
+        }
+      }
+    }
+  }
+  std::string out = r.held.substr(0, r.held.size() - keep);
+  r.held.erase(0, r.held.size() - keep);
+  if (reason) {
+    finish(r, *reason, tok, std::move(out));  // the last token and its text come with the final event
+    return;
+  }
+  r.tokens.push_back(tok);
+  if (r.cb) {
+    RequestEvent ev;
+    ev.id = r.id;
+    ev.token = tok;
+    ev.text = out;
+    ev.n_prompt = r.n_prompt;
+    ev.n_cached = r.n_cached;
+    ev.n_generated = r.n_generated;
+    r.cb(ev);
+  }
+}
+
+bool Scheduler::step() {
+  take_inbox();
+  if (running_.empty() && waiting_.empty()) return false;
+  KvPool& pool = pool_of(*engine_);
+  const BlockAllocator& a = pool.allocator();
+  std::size_t budget = opts_.step_tokens;
+  std::size_t committed = 0;  // blocks the step's entries will take
+  const auto avail = [&] { return a.n_available() > committed ? a.n_available() - committed : 0; };
+  for (auto& r : running_) r->planned = 0;
+
+  // 1. Decodes, oldest first; the newest requests give way when the pool runs dry.
+  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    Request& r = *running_[i];
+    if (r.remaining() != 1) continue;
+    const SeqId seq = r.session->state().seq.id();
+    while (a.blocks_needed(seq, 1) > avail()) {
+      if (running_.size() == 1) break;
+      const bool self = i == running_.size() - 1;
+      preempt_newest();
+      if (self) break;
+    }
+    if (i >= running_.size()) break;  // r itself was preempted
+    if (a.blocks_needed(seq, 1) > avail()) {
+      // Alone and still no room: the pool cannot hold this request's next token.
+      finish(r, FinishReason::kContextFull, -1);
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+      --i;
+      continue;
+    }
+    committed += a.blocks_needed(seq, 1);
+    r.planned = 1;
+    --budget;
+  }
+  // 2. Chunks of the running requests' prompts, oldest first, as far as blocks allow.
+  for (auto& rp : running_) {
+    Request& r = *rp;
+    if (budget == 0) break;
+    if (r.planned > 0 || r.remaining() <= 1) continue;
+    const SeqId seq = r.session->state().seq.id();
+    std::size_t n = std::min(r.remaining(), budget);
+    while (n > 0 && a.blocks_needed(seq, n) > avail()) n = n > a.block_size() ? n - a.block_size() : n - 1;
+    if (n == 0) continue;
+    committed += a.blocks_needed(seq, n);
+    r.planned = n;
+    budget -= n;
+  }
+  // 3. Admission from the head of the queue.
+  while (!waiting_.empty() && running_.size() < opts_.max_running && budget > 0) {
+    Request& r = *waiting_.front();
+    if (!admit(r)) break;
+    const SeqId seq = r.session->state().seq.id();
+    std::size_t n = std::min(r.remaining(), budget);
+    while (n > 0 && a.blocks_needed(seq, n) > avail()) n = n > a.block_size() ? n - a.block_size() : n - 1;
+    if (n == 0) {
+      release(r);
+      break;
+    }
+    committed += a.blocks_needed(seq, n);
+    r.planned = n;
+    budget -= n;
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+
+  std::vector<StepEntry> entries;
+  std::vector<Request*> who;
+  for (auto& rp : running_) {
+    Request& r = *rp;
+    if (r.planned == 0) continue;
+    const bool to_end = r.planned == r.remaining();
+    entries.push_back({&*r.session, std::span(r.tokens).subspan(r.n_past(), r.planned), to_end ? Logits::kLast : Logits::kNone});
+    who.push_back(&r);
+    if (r.n_past() < r.n_prompt) stats_.prompt_tokens += std::min(r.planned, r.n_prompt - r.n_past());
+  }
+  stats_.max_running_seen = std::max(stats_.max_running_seen, running_.size());
+  if (!entries.empty()) {
+    engine_->step(entries);
+    ++stats_.steps;
+  }
+  // Outputs: publish full blocks, sample where logits came back, retire finished requests.
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    Request& r = *who[e];
+    r.planned = 0;
+    publish_blocks(r);
+    if (entries[e].logits == Logits::kLast) {
+      on_logits(r, r.session ? r.session->logits() : std::span<const float>{});
+    }
+  }
+  std::erase_if(running_, [&](const std::unique_ptr<Request>& r) { return !r->session; });
+  {
+    std::lock_guard lock(inbox_mu_);
+    snapshot_ = stats_;
+    snapshot_.running = running_.size();
+    snapshot_.waiting = waiting_.size() + inbox_.size();
+  }
+  return true;
+}
+
+void Scheduler::run_until_idle() {
+  while (step()) {
+  }
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard lock(inbox_mu_);
+  return snapshot_;
+}
+
+}  // namespace wisp

@@ -1,0 +1,156 @@
+// Continuous batching over one Engine: requests join and leave at every step; each step is one
+// forward pass filled, within a token budget, by the running decodes first and then by chunks of
+// prompts (chunked prefill), so a long prompt never holds up the others' decodes for more than one
+// chunk. No HTTP here: the server (and tests, benchmarks) submit requests and receive events.
+//
+// Policies (see docs/engine.md):
+// - Budget: at most step_tokens tokens per step; every running request whose known tokens are all
+//   in its cache but the last (a decode) gets its one token first, in admission order; what is left
+//   goes to prompt chunks, oldest request first, then to admitting waiting requests.
+// - Admission: first come, first served (no request overtakes the head of the queue, so a
+//   preempted request resumes first); the head is admitted while fewer than max_running run, budget
+//   is left, and the pool's available blocks (free + cached-but-unheld) cover every block its
+//   prompt still needs after its cached prefix, on top of the blocks the running requests' prompts
+//   still need.
+// - Preemption: when a decode cannot get a block, the newest running request is preempted: its
+//   blocks are released (full blocks stay in the prefix cache), it goes back to the front of the
+//   queue and is recomputed when readmitted (its generated tokens become part of its prompt). A
+//   request alone in a pool too small for its next token finishes with kContextFull.
+// - Prefix caching: every full block of known tokens is published under the hash chain of its
+//   tokens; a new request attaches the leading cached blocks of its prompt and computes only the
+//   rest (at least its last token).
+// - Cancellation frees the request's blocks at the next step.
+//
+// Thread safety: submit() and cancel() may be called from any thread; step() from one thread at a
+// time, which is also the thread that runs the event callbacks. Results are batch-invariant (the
+// engine's numerics): a request's tokens do not depend on the other requests, the chunking or
+// preemptions, and a seeded request samples the same tokens every time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sample/sampler.h"
+#include "tokenizer/stream_decoder.h"
+#include "tokenizer/tokenizer.h"
+#include "wisp/engine.h"
+#include "wisp/session.h"
+
+namespace wisp {
+
+using RequestId = std::uint64_t;
+
+enum class FinishReason {
+  kLength,       // max_tokens generated
+  kStop,         // an end-of-generation token or a stop string
+  kContextFull,  // the request reached its context limit (or a pool too small for it alone)
+  kCancelled,
+};
+
+const char* finish_reason_name(FinishReason r);
+
+struct RequestParams {
+  std::vector<TokenId> prompt;     // at least one token
+  std::size_t max_tokens = 128;    // tokens to generate at most (0: until a stop or the context limit)
+  SamplerParams sampling;
+  std::vector<std::string> stop;   // stop strings: generation ends before the first occurrence
+  bool ignore_eos = false;         // keep going through end-of-generation tokens
+};
+
+// What step() reports to a request's callback: each sampled token exactly once, with the text it
+// released (complete UTF-8, never a part of a stop string); the last event has finished set, the
+// reason, and the last token (-1 when none was sampled: a cancellation, a pool too small).
+struct RequestEvent {
+  RequestId id = 0;
+  TokenId token = -1;      // the sampled token, -1 for the final event of a cancellation
+  std::string_view text;   // printable text released by this event (may be empty)
+  bool finished = false;
+  FinishReason reason = FinishReason::kLength;
+  std::size_t n_prompt = 0;     // prompt tokens
+  std::size_t n_cached = 0;     // of them served from the prefix cache (at first admission)
+  std::size_t n_generated = 0;  // tokens generated so far
+};
+
+using RequestCallback = std::function<void(const RequestEvent&)>;
+
+struct SchedulerOptions {
+  std::size_t step_tokens = 512;  // token budget per step (1 .. the engine's max_step_tokens)
+  std::size_t max_running = 16;   // sequences in a step at most
+  std::size_t max_context = 0;    // tokens per request at most (prompt + generated); 0: the pool's capacity
+  bool prefix_cache = true;
+};
+
+struct SchedulerStats {
+  std::size_t running = 0;
+  std::size_t waiting = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t preemptions = 0;
+  std::uint64_t prompt_tokens = 0;     // prompt tokens computed (cached ones excluded)
+  std::uint64_t generated_tokens = 0;
+  std::uint64_t prefix_queries = 0;    // blocks looked up in the prefix cache
+  std::uint64_t prefix_hits = 0;       // of them found
+  std::uint64_t finished = 0;
+  std::size_t max_running_seen = 0;    // most requests running in one step so far
+};
+
+class Scheduler {
+ public:
+  // Throws wisp::Error for a step budget of 0 or above the engine's step size, or max_running 0.
+  Scheduler(std::shared_ptr<Engine> engine, const Tokenizer& tokenizer, const SchedulerOptions& opts = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request. Throws wisp::Error (queueing nothing) for an empty prompt, a token outside
+  // the vocabulary, a prompt that leaves no room to generate within max_context, a prompt the
+  // whole pool cannot hold, or bad sampling parameters.
+  RequestId submit(RequestParams params, RequestCallback on_event);
+  // Asks for a request to stop; its blocks are freed and its final event (kCancelled) sent at the
+  // next step. False for an id that is unknown or already finished.
+  bool cancel(RequestId id);
+
+  // One step: takes in new requests and cancellations, schedules, runs one forward pass and
+  // delivers events. Returns false (doing nothing) when no request is running or waiting.
+  bool step();
+  // Steps until no request is left.
+  void run_until_idle();
+
+  SchedulerStats stats() const;
+  const Engine& engine() const { return *engine_; }
+
+ private:
+  struct Request;
+  void take_inbox();
+  void finish(Request& r, FinishReason reason, TokenId token, std::string text = {});
+  void release(Request& r);
+  bool admit(Request& r);
+  void preempt_newest();
+  void publish_blocks(Request& r);
+  void on_logits(Request& r, std::span<const float> logits);
+  std::size_t blocks_still_needed(const Request& r) const;
+
+  std::shared_ptr<Engine> engine_;
+  const Tokenizer& tokenizer_;
+  SchedulerOptions opts_;
+
+  mutable std::mutex inbox_mu_;  // guards the inbox, the id counter and the live-id set
+  std::vector<std::unique_ptr<Request>> inbox_;
+  std::vector<RequestId> cancels_;
+  std::unordered_map<RequestId, bool> live_;  // submitted and not yet finished
+  RequestId next_id_ = 1;
+
+  std::deque<std::unique_ptr<Request>> waiting_;
+  std::vector<std::unique_ptr<Request>> running_;  // in admission order
+  SchedulerStats stats_;     // the step thread's counters
+  SchedulerStats snapshot_;  // what stats() returns (under inbox_mu_), refreshed after each step
+};
+
+}  // namespace wisp
