@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -34,6 +35,7 @@
 #include "plan/kv_bytes.h"
 #include "wisp/error.h"
 #include "wisp/model.h"
+#include "wisp/engine.h"
 #include "wisp/session.h"
 
 namespace wisp::cli {
@@ -54,6 +56,10 @@ ArgParser make_parser() {
   p.option("n-gen", ArgKind::kInt).short_name('n').default_value("128").help("generated tokens of the decode test (0: skip)");
   p.option("repetitions", ArgKind::kInt).short_name('r').default_value("5").help("timed runs per test (after one warm-up)");
   p.option("threads", ArgKind::kInt).short_name('t').help("threads (default: physical cores)");
+  p.option("batch").value_name("N[,N...]")
+      .help("concurrent sequences: for each N, N prompts of -p tokens through the batched engine "
+            "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
+            "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
   p.flag("bandwidth").help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
   p.flag("json").help("print JSON (for scripts)");
   p.flag("csv").help("print CSV");
@@ -136,6 +142,7 @@ struct Result {
   std::uint64_t kv_bytes_per_step = 0;
   double load_ms = 0.0;
   double peak_rss_mib = 0.0;
+  int n_seq = 1;  // concurrent sequences (--batch); tok/s is then the aggregate over all of them
 };
 
 void finish(Result& r) {
@@ -227,6 +234,94 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
   return out;
 }
 
+// --batch: n_seq sequences in one engine. Prefill: the n_seq prompts of n_prompt tokens are cut
+// into steps of up to the engine's step size (a step may hold pieces of several prompts), timed
+// from empty caches to the last prompt's logits. Decode: n_gen steps, each one token of every
+// sequence. tok/s is the aggregate (all sequences' tokens over the wall time).
+std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps,
+                                  int threads, const std::vector<int>& n_seqs) {
+  const FileFacts facts = file_facts(path);
+  std::shared_ptr<const Model> model = Model::load(path);
+  const std::int64_t n_vocab = model->info().n_vocab;
+  std::vector<Result> out;
+  for (const int B : n_seqs) {
+    const std::size_t per_seq = static_cast<std::size_t>(n_prompt + n_gen + 16);
+    auto engine = Engine::create(model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B)});
+    const std::size_t step = engine->options().max_step_tokens;
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (int b = 0; b < B; ++b) {
+      std::vector<std::int32_t> t = bench_tokens(n_prompt, n_vocab);
+      if (!t.empty()) t[0] = static_cast<std::int32_t>((b * 104729 + 7) % n_vocab);  // distinct sequences
+      prompts.push_back(std::move(t));
+    }
+    Result pp{facts, "pp" + std::to_string(n_prompt), static_cast<int>(n_prompt * B)};
+    Result tg{facts, "tg" + std::to_string(n_gen), static_cast<int>(n_gen * B)};
+    pp.n_seq = tg.n_seq = B;
+    for (int rep = -1; rep < reps; ++rep) {
+      std::vector<Session> ss;
+      for (int b = 0; b < B; ++b) ss.emplace_back(engine, SessionOptions{.n_ctx = per_seq});
+      const auto a = Clock::now();
+      if (n_prompt > 0) {
+        std::vector<std::size_t> fed(static_cast<std::size_t>(B), 0);
+        for (std::size_t b = 0; b < static_cast<std::size_t>(B);) {
+          std::vector<StepEntry> entries;
+          std::size_t room = step;
+          for (std::size_t c = b; c < static_cast<std::size_t>(B) && room > 0; ++c) {
+            const std::size_t n = std::min(room, prompts[c].size() - fed[c]);
+            const bool last = fed[c] + n == prompts[c].size();
+            entries.push_back({&ss[c], std::span(prompts[c]).subspan(fed[c], n), last ? Logits::kLast : Logits::kNone});
+            fed[c] += n;
+            room -= n;
+          }
+          engine->step(entries);
+          while (b < static_cast<std::size_t>(B) && fed[b] == prompts[b].size()) ++b;
+        }
+      }
+      const auto m = Clock::now();
+      if (n_gen > 0) {
+        std::vector<std::int32_t> next(static_cast<std::size_t>(B));
+        std::vector<StepEntry> entries(static_cast<std::size_t>(B));
+        for (std::int64_t i = 0; i < n_gen; ++i) {
+          for (std::size_t b = 0; b < static_cast<std::size_t>(B); ++b) {
+            next[b] = static_cast<std::int32_t>((i * 31 + static_cast<std::int64_t>(b) * 17 + 5) % n_vocab);
+            entries[b] = {&ss[b], std::span(&next[b], 1), Logits::kLast};
+          }
+          engine->step(entries);
+        }
+      }
+      const auto e = Clock::now();
+      if (rep < 0) continue;
+      if (n_prompt > 0) pp.tok_s.push_back(static_cast<double>(n_prompt * B) / std::chrono::duration<double>(m - a).count());
+      if (n_gen > 0) tg.tok_s.push_back(static_cast<double>(n_gen * B) / std::chrono::duration<double>(e - m).count());
+    }
+    if (n_prompt > 0) {
+      finish(pp);
+      out.push_back(pp);
+    }
+    if (n_gen > 0) {
+      finish(tg);
+      tg.gb_s = tg.mean / B * static_cast<double>(facts.bytes) / 1e9;  // one weight read per step
+      out.push_back(tg);
+    }
+  }
+  for (Result& r : out) r.peak_rss_mib = peak_rss_mib();
+  return out;
+}
+
+void print_batch_table(const std::vector<Result>& rs) {
+  std::printf("| %-34s | %-7s | %5s | %-8s | %18s | %14s |\n", "model", "type", "n_seq", "test", "aggregate tok/s",
+              "per-seq tok/s");
+  std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(7, '-').c_str(), std::string(10, '-').c_str(), std::string(20, '-').c_str(),
+              std::string(16, '-').c_str());
+  for (const Result& r : rs) {
+    char tps[48];
+    std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean, r.stddev);
+    std::printf("| %-34s | %-7s | %5d | %-8s | %18s | %14.2f |\n", r.file.name.c_str(), r.file.type.c_str(), r.n_seq,
+                r.test.c_str(), tps, r.mean / r.n_seq);
+  }
+}
+
 // The decode ceiling `wisp plan` predicts for this file on this machine (measured bandwidth, one
 // stream): bandwidth / (weight bytes + KV bytes per step). 0 when there is nothing to predict.
 double ceiling_tok_s(const Result& r, double bw) {
@@ -283,7 +378,8 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
                         {"bytes", r.file.bytes},       {"params", r.file.params}, {"bpw", r.file.bpw()},
                         {"test", r.test},              {"n_tokens", r.n_tokens}, {"tok_s", r.mean},
                         {"stddev", r.stddev},          {"samples", r.tok_s},    {"load_ms", r.load_ms},
-                        {"peak_rss_mib", r.peak_rss_mib}};
+                        {"peak_rss_mib", r.peak_rss_mib}, {"n_seq", r.n_seq},
+                        {"aggregate_tok_s", r.mean},   {"per_seq_tok_s", r.mean / r.n_seq}};
     if (r.gb_s > 0) e["gb_s"] = r.gb_s;
     if (bw > 0 && r.gb_s > 0) e["pct_bandwidth"] = 100.0 * r.gb_s / bw;
     if (const double c = ceiling_tok_s(r, bw); c > 0.0) {
@@ -430,9 +526,27 @@ int cmd_bench(int argc, char** argv) {
   const int threads = args.has("threads") ? static_cast<int>(args.int64("threads")) : physical_cores();
   if (threads < 1) throw UsageError("bench: --threads must be >= 1");
 
+  std::vector<int> n_seqs;
+  if (auto b = args.value("batch")) {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = b->find(',', start);
+      const std::string item = b->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      char* end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v < 1 || v > 256) {
+        throw UsageError("bench: --batch " + *b + ": '" + item + "' is not a number of sequences from 1 to 256");
+      }
+      n_seqs.push_back(static_cast<int>(v));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+
   std::vector<Result> results;
   for (const std::string& f : files) {
-    std::vector<Result> r = bench_file(f, n_prompt, n_gen, reps, threads);
+    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads)
+                                           : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs);
     results.insert(results.end(), r.begin(), r.end());
   }
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
@@ -446,7 +560,8 @@ int cmd_bench(int argc, char** argv) {
     std::printf("wisp bench: %s, %d threads, kernels %s", cpu_model().c_str(), threads, isa_name(kernels::dot_kernel_isa()));
     if (want_bw) std::printf(", measured read bandwidth %.2f GB/s", bw);
     std::printf("\n\n");
-    if (!results.empty()) print_table(results, bw);
+    if (!results.empty() && n_seqs.empty()) print_table(results, bw);
+    if (!results.empty() && !n_seqs.empty()) print_batch_table(results);
   }
   if (auto svg = args.value("svg")) {
     char title[160];
