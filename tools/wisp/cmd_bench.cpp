@@ -60,6 +60,7 @@ ArgParser make_parser() {
       .help("concurrent sequences: for each N, N prompts of -p tokens through the batched engine "
             "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
             "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
+  p.flag("exact").help("llama.cpp's batch-dependent float order (default: the batch-invariant order)");
   p.flag("bandwidth").help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
   p.flag("json").help("print JSON (for scripts)");
   p.flag("csv").help("print CSV");
@@ -184,11 +185,12 @@ double open_to_first_logits_ms(const std::string& path, int reps, int threads) {
   return best;
 }
 
-std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps, int threads) {
+std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps, int threads,
+                               bool exact) {
   const FileFacts facts = file_facts(path);
   const double load_ms = open_to_first_logits_ms(path, reps, threads);
   std::shared_ptr<const Model> model = Model::load(path);
-  const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads};
+  const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads, .exact = exact};
   Session s(model, so);
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
@@ -239,14 +241,14 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
 // from empty caches to the last prompt's logits. Decode: n_gen steps, each one token of every
 // sequence. tok/s is the aggregate (all sequences' tokens over the wall time).
 std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps,
-                                  int threads, const std::vector<int>& n_seqs) {
+                                  int threads, const std::vector<int>& n_seqs, bool exact) {
   const FileFacts facts = file_facts(path);
   std::shared_ptr<const Model> model = Model::load(path);
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
   for (const int B : n_seqs) {
     const std::size_t per_seq = static_cast<std::size_t>(n_prompt + n_gen + 16);
-    auto engine = Engine::create(model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B)});
+    auto engine = Engine::create(model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B), .exact = exact});
     const std::size_t step = engine->options().max_step_tokens;
     std::vector<std::vector<std::int32_t>> prompts;
     for (int b = 0; b < B; ++b) {
@@ -545,8 +547,9 @@ int cmd_bench(int argc, char** argv) {
 
   std::vector<Result> results;
   for (const std::string& f : files) {
-    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads)
-                                           : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs);
+    const bool exact = args.flag("exact");
+    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact)
+                                           : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs, exact);
     results.insert(results.end(), r.begin(), r.end());
   }
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
