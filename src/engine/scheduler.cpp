@@ -139,18 +139,21 @@ void Scheduler::finish(Request& r, FinishReason reason, TokenId token, std::stri
     live_.erase(r.id);
   }
   ++stats_.finished;
-  if (r.cb) {
-    RequestEvent ev;
-    ev.id = r.id;
-    ev.token = token;
-    ev.text = text;
-    ev.finished = true;
-    ev.reason = reason;
-    ev.n_prompt = r.n_prompt;
-    ev.n_cached = r.n_cached;
-    ev.n_generated = r.n_generated;
-    r.cb(ev);
-  }
+  emit(r, token, text, reason);
+}
+
+void Scheduler::emit(const Request& r, TokenId token, std::string_view text, std::optional<FinishReason> reason) {
+  if (!r.cb) return;
+  RequestEvent ev;
+  ev.id = r.id;
+  ev.token = token;
+  ev.text = text;
+  ev.finished = reason.has_value();
+  ev.reason = reason.value_or(FinishReason::kLength);
+  ev.n_prompt = r.n_prompt;
+  ev.n_cached = r.n_cached;
+  ev.n_generated = r.n_generated;
+  r.cb(ev);
 }
 
 std::size_t Scheduler::blocks_still_needed(const Request& r) const {
@@ -260,16 +263,7 @@ void Scheduler::on_logits(Request& r, std::span<const float> logits) {
     return;
   }
   r.tokens.push_back(tok);
-  if (r.cb) {
-    RequestEvent ev;
-    ev.id = r.id;
-    ev.token = tok;
-    ev.text = out;
-    ev.n_prompt = r.n_prompt;
-    ev.n_cached = r.n_cached;
-    ev.n_generated = r.n_generated;
-    r.cb(ev);
-  }
+  emit(r, tok, out, std::nullopt);
 }
 
 bool Scheduler::step() {

@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -130,6 +131,8 @@ class Scheduler {
   struct Request;
   void take_inbox();
   void finish(Request& r, FinishReason reason, TokenId token, std::string text = {});
+  // Calls r's callback (if any); a reason makes it the final event.
+  void emit(const Request& r, TokenId token, std::string_view text, std::optional<FinishReason> reason);
   void release(Request& r);
   bool admit(Request& r);
   void preempt_newest();
