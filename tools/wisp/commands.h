@@ -11,5 +11,6 @@ int cmd_ppl(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace wisp::cli

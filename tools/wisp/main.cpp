@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"quantize", "convert a HF folder or F16 GGUF to a quantized GGUF (wisp WQ or GGML types)", wisp::cli::cmd_quantize},
     {"ppl", "perplexity on a text (llama.cpp's method); KL/top-1/delta PPL against a base model", wisp::cli::cmd_ppl},
     {"bench", "tokens/s for prefill and decode per model file (table, JSON, CSV, SVG chart)", wisp::cli::cmd_bench},
+    {"serve", "an OpenAI-compatible HTTP server (chat/completions, streaming, metrics)", wisp::cli::cmd_serve},
 };
 
 void print_usage(std::FILE* out) {
