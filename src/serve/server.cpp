@@ -254,6 +254,10 @@ struct Server::Impl {
         for (std::size_t j = 0; j < spec.n; ++j) {
           RequestParams rp = spec.params;
           rp.prompt = spec.prompts[p];
+          // Prompt + answer within the context, as OpenAI counts (the scheduler would evaluate one
+          // token less, the last one needing no KV slot): the answer is cut there with "length".
+          const std::size_t room = api.n_ctx - rp.prompt.size();
+          if (rp.max_tokens == 0 || rp.max_tokens > room) rp.max_tokens = room;
           rp.sampling.seed = spec.params.sampling.seed + j;
           const std::size_t choice = p * spec.n + j;
           std::lock_guard ll(live_mu);
@@ -584,7 +588,7 @@ void Server::bind() {
   s.install_routes();
   s.http.set_payload_max_length(s.opts.max_body);
   s.http.set_keep_alive_timeout(5);
-  s.http.set_read_timeout(30);
+  s.http.set_read_timeout(10);
   s.http.set_write_timeout(10);
   s.http.set_tcp_nodelay(true);
   const std::size_t n_http =
