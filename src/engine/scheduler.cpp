@@ -268,7 +268,10 @@ void Scheduler::on_logits(Request& r, std::span<const float> logits) {
 
 bool Scheduler::step() {
   take_inbox();
-  if (running_.empty() && waiting_.empty()) return false;
+  if (running_.empty() && waiting_.empty()) {
+    refresh_snapshot();  // the inbox's cancellations may have just finished the last requests
+    return false;
+  }
   KvPool& pool = pool_of(*engine_);
   const BlockAllocator& a = pool.allocator();
   std::size_t budget = opts_.step_tokens;
@@ -355,13 +358,15 @@ bool Scheduler::step() {
     }
   }
   std::erase_if(running_, [&](const std::unique_ptr<Request>& r) { return !r->session; });
-  {
-    std::lock_guard lock(inbox_mu_);
-    snapshot_ = stats_;
-    snapshot_.running = running_.size();
-    snapshot_.waiting = waiting_.size() + inbox_.size();
-  }
+  refresh_snapshot();
   return true;
+}
+
+void Scheduler::refresh_snapshot() {
+  std::lock_guard lock(inbox_mu_);
+  snapshot_ = stats_;
+  snapshot_.running = running_.size();
+  snapshot_.waiting = waiting_.size() + inbox_.size();
 }
 
 void Scheduler::run_until_idle() {

@@ -139,6 +139,7 @@ class Scheduler {
   void publish_blocks(Request& r);
   void on_logits(Request& r, std::span<const float> logits);
   std::size_t blocks_still_needed(const Request& r) const;
+  void refresh_snapshot();  // copies the step thread's counters to what stats() returns
 
   std::shared_ptr<Engine> engine_;
   const Tokenizer& tokenizer_;
