@@ -71,11 +71,13 @@ void Metrics::count_request_finished(FinishReason r) {
   ++finished_[finish_reason_name(r)];
 }
 
-std::string Metrics::render() const {
+std::string Metrics::render(std::size_t submitted) const {
   std::lock_guard lock(mu_);
   std::string out;
   series(out, "wisp_requests_running", "gauge", "Requests in the running batch.", static_cast<double>(stats_.running));
-  series(out, "wisp_requests_waiting", "gauge", "Requests queued for admission.", static_cast<double>(stats_.waiting));
+  const std::size_t waiting = submitted > stats_.running ? submitted - stats_.running : 0;
+  series(out, "wisp_requests_waiting", "gauge", "Requests submitted and not running yet (queued for admission).",
+         static_cast<double>(waiting));
   const std::size_t used = kv_.blocks_total - kv_.blocks_free - kv_.blocks_cached;
   series(out, "wisp_kv_blocks_total", "gauge", "Blocks in the KV pool.", static_cast<double>(kv_.blocks_total));
   series(out, "wisp_kv_blocks_used", "gauge", "KV blocks held by requests.", static_cast<double>(used));

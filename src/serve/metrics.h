@@ -44,7 +44,9 @@ class Metrics {
   void observe_itl(double seconds);
   void count_response(int status);
   void count_request_finished(FinishReason r);
-  std::string render() const;
+  // `submitted`: requests submitted and not finished (exact at any moment, unlike the scheduler's
+  // snapshot, which is refreshed after each step): waiting = submitted - running.
+  std::string render(std::size_t submitted) const;
 
  private:
   mutable std::mutex mu_;

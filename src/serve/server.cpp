@@ -527,7 +527,7 @@ struct Server::Impl {
     http.Get("/v1/health", health);
     http.Get("/metrics", route(true, true, [this](const auto&, auto& res) {
                res.status = 200;
-               res.set_content(metrics.render(), "text/plain; version=0.0.4");
+               res.set_content(metrics.render(inflight.load()), "text/plain; version=0.0.4");
              }));
     http.Post("/tokenize", route(true, true, [this](const auto& req, auto& res) {
                 send_json(res, 200, tokenize_response(parse_body(req.body), api));
