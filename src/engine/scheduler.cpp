@@ -1,6 +1,9 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -35,6 +38,9 @@ struct Scheduler::Request {
   BlockHash chain = BlockAllocator::kRootHash;  // hash of block n_published - 1
   std::string held;  // decoded text not yet released: it might be the start of a stop string
   std::size_t planned = 0;  // tokens this step evaluates
+  float logprob = 0.0f;              // of the last sampled token (params.logprobs >= 0)
+  std::vector<TokenLogprob> top;     // its most likely alternatives
+  std::vector<std::int32_t> order;   // scratch for ranking the vocabulary
 
   Request(RequestId i, RequestParams p, RequestCallback c, const Tokenizer& tok)
       : id(i), params(std::move(p)), cb(std::move(c)), sampler(params.sampling), decoder(tok) {}
@@ -81,6 +87,10 @@ RequestId Scheduler::submit(RequestParams params, RequestCallback on_event) {
   params.sampling.validate();
   for (const std::string& s : params.stop) {
     if (s.empty()) throw Error("request: an empty stop string");
+  }
+  if (params.logprobs < -1 || params.logprobs > kMaxTopLogprobs) {
+    throw Error("request: logprobs must be -1 (none) to " + std::to_string(kMaxTopLogprobs) + ", got " +
+                std::to_string(params.logprobs));
   }
   std::lock_guard lock(inbox_mu_);
   const RequestId id = next_id_++;
@@ -153,6 +163,11 @@ void Scheduler::emit(const Request& r, TokenId token, std::string_view text, std
   ev.n_prompt = r.n_prompt;
   ev.n_cached = r.n_cached;
   ev.n_generated = r.n_generated;
+  if (token >= 0 && r.params.logprobs >= 0) {
+    ev.has_logprob = true;
+    ev.logprob = r.logprob;
+    ev.top_logprobs = r.top;
+  }
   r.cb(ev);
 }
 
@@ -223,8 +238,33 @@ void Scheduler::publish_blocks(Request& r) {
   }
 }
 
+namespace {
+
+// The log-softmax of the raw logits at `tok`, and the `k` most likely tokens with theirs.
+void token_logprobs(std::span<const float> logits, TokenId tok, int k, float& logprob, std::vector<TokenLogprob>& top,
+                    std::vector<std::int32_t>& order) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (float v : logits) mx = std::max(mx, v);
+  double sum = 0.0;
+  for (float v : logits) sum += std::exp(static_cast<double>(v) - mx);
+  const double lse = mx + std::log(sum);
+  logprob = static_cast<float>(logits[static_cast<std::size_t>(tok)] - lse);
+  top.clear();
+  if (k <= 0) return;
+  const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), logits.size());
+  order.resize(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  });
+  for (std::size_t i = 0; i < n; ++i) top.push_back({order[i], static_cast<float>(logits[order[i]] - lse)});
+}
+
+}  // namespace
+
 void Scheduler::on_logits(Request& r, std::span<const float> logits) {
   const TokenId tok = r.sampler.sample(logits);
+  if (r.params.logprobs >= 0) token_logprobs(logits, tok, r.params.logprobs, r.logprob, r.top, r.order);
   r.sampler.accept(tok);
   ++r.n_generated;
   ++stats_.generated_tokens;

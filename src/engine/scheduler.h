@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,12 +59,24 @@ enum class FinishReason {
 
 const char* finish_reason_name(FinishReason r);
 
+// A token and its log-probability under the model's distribution (the log-softmax of the raw
+// logits, before the sampler's penalties, temperature and filters).
+struct TokenLogprob {
+  TokenId token = -1;
+  float logprob = 0.0f;
+};
+
+inline constexpr int kMaxTopLogprobs = 20;
+
 struct RequestParams {
   std::vector<TokenId> prompt;     // at least one token
   std::size_t max_tokens = 128;    // tokens to generate at most (0: until a stop or the context limit)
   SamplerParams sampling;
   std::vector<std::string> stop;   // stop strings: generation ends before the first occurrence
   bool ignore_eos = false;         // keep going through end-of-generation tokens
+  // -1: no log-probabilities; 0..kMaxTopLogprobs: each event carries the sampled token's
+  // log-probability and that many most likely tokens with theirs.
+  int logprobs = -1;
 };
 
 // What step() reports to a request's callback: each sampled token exactly once, with the text it
@@ -78,6 +91,11 @@ struct RequestEvent {
   std::size_t n_prompt = 0;     // prompt tokens
   std::size_t n_cached = 0;     // of them served from the prefix cache (at first admission)
   std::size_t n_generated = 0;  // tokens generated so far
+  // With RequestParams::logprobs >= 0, for a sampled token (token >= 0): its log-probability and
+  // the most likely tokens, most likely first (valid during the callback).
+  bool has_logprob = false;
+  float logprob = 0.0f;
+  std::span<const TokenLogprob> top_logprobs;
 };
 
 using RequestCallback = std::function<void(const RequestEvent&)>;
