@@ -294,10 +294,10 @@ GenerationSpec parse_chat_request(const json& body, const ApiContext& ctx) {
   spec.endpoint = Endpoint::kChat;
   parse_common(body, ctx, spec, true);
   Fields f(body);
-  if (auto v = f.boolean("logprobs"); v && *v) {
-    throw invalid_request("logprobs", "'logprobs' is not supported yet", "unsupported");
-  }
-  f.integer("top_logprobs", 0, 20);
+  const bool logprobs = f.boolean("logprobs").value_or(false);
+  const auto top = f.integer("top_logprobs", 0, kMaxTopLogprobs);
+  if (top && !logprobs) throw invalid_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  spec.params.logprobs = logprobs ? static_cast<int>(top.value_or(0)) : -1;
   if (const json* tools = f.get("tools")) {
     if (!tools->is_array()) f.wrong_type("tools", "an array", *tools);
     if (!tools->empty()) throw invalid_request("tools", "'tools' (function calling) is not supported yet", "unsupported");
@@ -359,7 +359,7 @@ GenerationSpec parse_completion_request(const json& body, const ApiContext& ctx)
   spec.endpoint = Endpoint::kCompletion;
   parse_common(body, ctx, spec, false);
   Fields f(body);
-  if (f.get("logprobs")) throw invalid_request("logprobs", "'logprobs' is not supported yet", "unsupported");
+  if (auto v = f.integer("logprobs", 0, kMaxTopLogprobs)) spec.params.logprobs = static_cast<int>(*v);
   spec.echo = f.boolean("echo").value_or(false);
   if (auto suffix = f.string("suffix"); suffix && !suffix->empty()) {
     throw invalid_request("suffix", "'suffix' is not supported", "unsupported");
@@ -464,6 +464,46 @@ json envelope(const char* object, const std::string& id, std::int64_t created, c
 }
 }  // namespace
 
+namespace {
+json byte_list(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(static_cast<int>(c));
+  return b;
+}
+}  // namespace
+
+json chat_logprobs_json(const Tokenizer& tok, std::span<const TokenLogprobEntry> entries) {
+  json content = json::array();
+  for (const TokenLogprobEntry& e : entries) {
+    const std::string piece = tok.token_to_piece(e.token, true);
+    json top = json::array();
+    for (const TokenLogprob& t : e.top) {
+      const std::string p = tok.token_to_piece(t.token, true);
+      top.push_back({{"token", p}, {"logprob", t.logprob}, {"bytes", byte_list(p)}});
+    }
+    content.push_back({{"token", piece}, {"logprob", e.logprob}, {"bytes", byte_list(piece)}, {"top_logprobs", top}});
+  }
+  return json{{"content", content}, {"refusal", nullptr}};
+}
+
+json completion_logprobs_json(const Tokenizer& tok, std::span<const TokenLogprobEntry> entries, std::size_t& offset) {
+  json tokens = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+  for (const TokenLogprobEntry& e : entries) {
+    const std::string piece = tok.token_to_piece(e.token, true);
+    tokens.push_back(piece);
+    lps.push_back(e.logprob);
+    json top = json::object();
+    for (const TokenLogprob& t : e.top) {
+      const std::string p = tok.token_to_piece(t.token, true);
+      if (!top.contains(p)) top[p] = t.logprob;  // two ids with one text: the likelier one
+    }
+    tops.push_back(std::move(top));
+    offsets.push_back(offset);
+    offset += piece.size();
+  }
+  return json{{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
+
 json chat_completion_json(const std::string& id, std::int64_t created, const std::string& model,
                           const std::vector<ChoiceResult>& choices, const Usage& usage) {
   json j = envelope("chat.completion", id, created, model);
@@ -471,7 +511,7 @@ json chat_completion_json(const std::string& id, std::int64_t created, const std
   for (std::size_t i = 0; i < choices.size(); ++i) {
     arr.push_back({{"index", i},
                    {"message", {{"role", "assistant"}, {"content", choices[i].text}}},
-                   {"logprobs", nullptr},
+                   {"logprobs", choices[i].logprobs},
                    {"finish_reason", openai_finish_reason(choices[i].reason)}});
   }
   j["choices"] = std::move(arr);
@@ -486,7 +526,7 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
   for (std::size_t i = 0; i < choices.size(); ++i) {
     arr.push_back({{"text", choices[i].text},
                    {"index", i},
-                   {"logprobs", nullptr},
+                   {"logprobs", choices[i].logprobs},
                    {"finish_reason", openai_finish_reason(choices[i].reason)}});
   }
   j["choices"] = std::move(arr);
@@ -495,24 +535,25 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
 }
 
 json chat_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
-                     std::optional<std::string_view> content, bool delta_role, std::optional<FinishReason> finish) {
+                     std::optional<std::string_view> content, bool delta_role, std::optional<FinishReason> finish,
+                     const json& logprobs) {
   json j = envelope("chat.completion.chunk", id, created, model);
   json delta = json::object();
   if (delta_role) delta["role"] = "assistant";
   if (content) delta["content"] = std::string(*content);
   j["choices"] = json::array({{{"index", index},
                                {"delta", delta},
-                               {"logprobs", nullptr},
+                               {"logprobs", logprobs},
                                {"finish_reason", finish ? json(openai_finish_reason(*finish)) : json(nullptr)}}});
   return j;
 }
 
 json text_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
-                     std::string_view text, std::optional<FinishReason> finish) {
+                     std::string_view text, std::optional<FinishReason> finish, const json& logprobs) {
   json j = envelope("text_completion", id, created, model);
   j["choices"] = json::array({{{"text", std::string(text)},
                                {"index", index},
-                               {"logprobs", nullptr},
+                               {"logprobs", logprobs},
                                {"finish_reason", finish ? json(openai_finish_reason(*finish)) : json(nullptr)}}});
   return j;
 }

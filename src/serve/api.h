@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,11 +79,25 @@ json detokenize_response(const json& body, const ApiContext& ctx);
 // "stop", "length" (context_full maps to length, as OpenAI reports a cut answer).
 const char* openai_finish_reason(FinishReason r);
 
+// A generated token's log-probability and its most likely alternatives (RequestParams::logprobs).
+struct TokenLogprobEntry {
+  TokenId token = -1;
+  float logprob = 0.0f;
+  std::vector<TokenLogprob> top;
+};
+
+// OpenAI's chat shape: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}], "refusal": null}.
+json chat_logprobs_json(const Tokenizer& tok, std::span<const TokenLogprobEntry> entries);
+// The completions shape: {"tokens", "token_logprobs", "top_logprobs": [{piece: logprob}], "text_offset"};
+// `offset` is the text offset of the first token, advanced past the entries' pieces.
+json completion_logprobs_json(const Tokenizer& tok, std::span<const TokenLogprobEntry> entries, std::size_t& offset);
+
 // A finished choice, for the non-streamed answers.
 struct ChoiceResult {
   std::string text;
   FinishReason reason = FinishReason::kLength;
   std::size_t n_generated = 0;
+  json logprobs = nullptr;  // chat_logprobs_json / completion_logprobs_json, or null
 };
 
 struct Usage {
@@ -101,9 +116,9 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
 // `finish` adds the finish reason (and an empty delta for chat).
 json chat_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
                      std::optional<std::string_view> content, bool delta_role,
-                     std::optional<FinishReason> finish);
+                     std::optional<FinishReason> finish, const json& logprobs = nullptr);
 json text_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
-                     std::string_view text, std::optional<FinishReason> finish);
+                     std::string_view text, std::optional<FinishReason> finish, const json& logprobs = nullptr);
 // The usage chunk of stream_options.include_usage: "choices": [] and the usage.
 json usage_chunk_json(const std::string& id, std::int64_t created, const std::string& model, bool chat,
                       const Usage& usage);

@@ -60,9 +60,13 @@ json sampling_properties(bool chat) {
   };
   if (chat) {
     p["max_completion_tokens"] = integer(1, "as max_tokens (wins when both are given)");
-    p["logprobs"] = {{"type", "boolean"}, {"nullable", true}, {"description", "true is not supported yet (400)"}};
+    p["logprobs"] = {{"type", "boolean"}, {"nullable", true}, {"description", "each token's log-probability (log-softmax of the raw logits)"}};
+    p["top_logprobs"] = {{"type", "integer"}, {"minimum", 0}, {"maximum", 20}, {"nullable", true},
+                         {"description", "that many most likely tokens per position (needs logprobs: true)"}};
   } else {
     p["echo"] = {{"type", "boolean"}, {"nullable", true}, {"description", "prefix the prompt to the text"}};
+    p["logprobs"] = {{"type", "integer"}, {"minimum", 0}, {"maximum", 20}, {"nullable", true},
+                     {"description", "each token's log-probability and that many most likely tokens"}};
   }
   return p;
 }

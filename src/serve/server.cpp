@@ -57,6 +57,8 @@ struct Event {
   std::size_t n_prompt = 0;
   std::size_t n_cached = 0;
   std::size_t n_generated = 0;
+  bool has_logprob = false;
+  TokenLogprobEntry logprob;
 };
 
 // One HTTP request's generation: its choices' scheduler requests and the queue of their events.
@@ -80,6 +82,8 @@ struct ChoiceState {
   std::size_t n_prompt = 0;
   std::size_t n_cached = 0;
   std::size_t n_generated = 0;
+  std::vector<TokenLogprobEntry> logprobs;
+  std::size_t text_offset = 0;  // of the next token (completions' logprobs)
 };
 
 ApiError service_unavailable(std::string message, std::string code = {}) {
@@ -198,6 +202,12 @@ struct Server::Impl {
     e.n_prompt = ev.n_prompt;
     e.n_cached = ev.n_cached;
     e.n_generated = ev.n_generated;
+    if (ev.has_logprob) {
+      e.has_logprob = true;
+      e.logprob.token = ev.token;
+      e.logprob.logprob = ev.logprob;
+      e.logprob.top.assign(ev.top_logprobs.begin(), ev.top_logprobs.end());
+    }
     if (ev.finished) {
       metrics.count_request_finished(ev.reason);
       inflight.fetch_sub(1);
@@ -290,6 +300,7 @@ struct Server::Impl {
       c.n_prompt = e.n_prompt;
       c.n_cached = e.n_cached;
       c.n_generated = e.n_generated;
+      if (e.has_logprob && !out) c.logprobs.push_back(e.logprob);  // streams send theirs with each chunk
       if (e.finished) {
         c.finished = true;
         c.reason = e.reason;
@@ -404,8 +415,14 @@ struct Server::Impl {
     }
     std::vector<ChoiceResult> results;
     for (std::size_t i = 0; i < choices.size(); ++i) {
-      std::string text = spec.echo ? spec.prompt_texts[i / spec.n] + choices[i].text : choices[i].text;
-      results.push_back({std::move(text), choices[i].reason, choices[i].n_generated});
+      const std::string& prefix = spec.echo ? spec.prompt_texts[i / spec.n] : std::string();
+      ChoiceResult r{prefix + choices[i].text, choices[i].reason, choices[i].n_generated};
+      if (spec.params.logprobs >= 0) {
+        std::size_t offset = prefix.size();
+        r.logprobs = spec.endpoint == Endpoint::kChat ? chat_logprobs_json(*tokenizer, choices[i].logprobs)
+                                                      : completion_logprobs_json(*tokenizer, choices[i].logprobs, offset);
+      }
+      results.push_back(std::move(r));
     }
     const Usage usage = usage_of(spec, choices);
     send_json(res, 200,
@@ -443,8 +460,9 @@ struct Server::Impl {
                 if (!send(chat_chunk_json(id, created, model_name, i, std::string_view(), true, std::nullopt))) goto gone;
                 st->choices[i].role_sent = true;
               } else if (st->spec.echo) {
-                if (!send(text_chunk_json(id, created, model_name, i, st->spec.prompt_texts[i / st->spec.n], std::nullopt)))
-                  goto gone;
+                const std::string& prompt = st->spec.prompt_texts[i / st->spec.n];
+                st->choices[i].text_offset = prompt.size();
+                if (!send(text_chunk_json(id, created, model_name, i, prompt, std::nullopt))) goto gone;
               }
             }
           }
@@ -462,14 +480,21 @@ struct Server::Impl {
                 send(error_body(err));
                 continue;
               }
-              if (!e.text.empty() || e.finished) {
+              if (!e.text.empty() || e.finished || e.has_logprob) {
                 const std::optional<FinishReason> fin = e.finished ? std::optional(e.reason) : std::nullopt;
+                json lp = nullptr;
+                if (e.has_logprob) {
+                  lp = chat ? chat_logprobs_json(*tokenizer, std::span(&e.logprob, 1))
+                            : completion_logprobs_json(*tokenizer, std::span(&e.logprob, 1), st->choices[e.choice].text_offset);
+                }
                 bool ok = true;
                 if (chat) {
-                  if (!e.text.empty()) ok = send(chat_chunk_json(id, created, model_name, e.choice, e.text, false, std::nullopt));
+                  if (!e.text.empty() || e.has_logprob) {
+                    ok = send(chat_chunk_json(id, created, model_name, e.choice, e.text, false, std::nullopt, lp));
+                  }
                   if (ok && fin) ok = send(chat_chunk_json(id, created, model_name, e.choice, std::nullopt, false, fin));
                 } else {
-                  ok = send(text_chunk_json(id, created, model_name, e.choice, e.text, fin));
+                  ok = send(text_chunk_json(id, created, model_name, e.choice, e.text, fin, lp));
                 }
                 if (!ok) goto gone;
               }
