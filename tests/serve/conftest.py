@@ -42,13 +42,13 @@ class Reply:
 
 
 class ServerProcess:
-    def __init__(self, args, log_path):
+    def __init__(self, args, log_path, preexec_fn=None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.log = open(log_path, "wb")
         cmd = [str(WISP), "serve", "-m", str(MODEL), "--port", str(self.port), "-t", THREADS] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
         deadline = time.time() + 60
         while True:
             if self.proc.poll() is not None:
@@ -85,11 +85,11 @@ class ServerProcess:
         self.log.flush()
         return Path(self.log_path).read_text(errors="replace")[-4000:]
 
-    def stop(self):
-        """SIGTERM; returns (exit code, seconds to exit)."""
+    def stop(self, sig=signal.SIGTERM):
+        """Sends `sig`; returns (exit code, seconds to exit)."""
         t0 = time.time()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -127,10 +127,10 @@ def _require():
         pytest.skip(f"{MODEL} is missing (./scripts/setup fetches it)")
 
 
-def start_server(tmp_path_factory, name, *args):
+def start_server(tmp_path_factory, name, *args, preexec_fn=None):
     _require()
     log = tmp_path_factory.mktemp(name) / "serve.log"
-    return ServerProcess(args, log)
+    return ServerProcess(args, log, preexec_fn)
 
 
 @pytest.fixture(scope="session")

@@ -163,3 +163,12 @@ def test_sigterm_with_requests_in_flight(tmp_path_factory):
         assert events[-1] == b"" and events[-2] == b"data: [DONE]"
         assert b"shutting down" in events[-3]
         conn.close()
+
+
+def test_sigint_when_started_with_it_ignored(tmp_path_factory):
+    """A shell starts background jobs with SIGINT ignored; Ctrl-C's signal must still stop the server."""
+    s = start_server(tmp_path_factory, "serve-int", "--ctx", "256", "--parallel", "1",
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert s.post("/v1/completions", {"prompt": "Hi", "max_tokens": 2}).status == 200
+    rc, seconds = s.stop(signal.SIGINT)
+    assert rc == 0 and seconds < 5, (rc, seconds, s.log_text())

@@ -102,11 +102,15 @@ int cmd_serve(int argc, char** argv) {
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
   // sigwait() below is the one place they arrive. A client hanging up must not kill the server.
+  // The dispositions go back to default first: a shell starts background jobs with SIGINT
+  // ignored, and an ignored signal is discarded instead of reaching sigwait().
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
 
   serve::Server server(o);
