@@ -182,3 +182,29 @@ TEST(ExactNumerics, BatchingChangesBitsOnKQuants) {
 
 }  // namespace
 }  // namespace wisp
+
+namespace wisp {
+namespace {
+
+// What the default numerics are: llama.cpp evaluating one token at a time. A prompt evaluated
+// in one pass with the batch-invariant order equals, bit for bit, the same prompt fed one token
+// per pass with llama.cpp's exact (batch-dependent) order, whose one-token path is llama.cpp's
+// vec_dot order (pinned to llama.cpp's logits by test_parity's greedy continuations).
+TEST(InvariantNumerics, EqualLlamaCppsOneTokenAtATime) {
+  const std::string path = std::string(WISP_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "model not found: " << path;
+  auto model = Model::load(path);
+  std::vector<std::int32_t> toks(48);
+  for (std::size_t i = 0; i < toks.size(); ++i) toks[i] = static_cast<std::int32_t>((i * 7919 + 13) % 49152);
+  Session inv(model, {.n_ctx = 64, .n_threads = 2});
+  const auto all = inv.eval_all(toks);
+  Session one(model, {.n_ctx = 64, .n_threads = 2, .exact = true});
+  const auto V = static_cast<std::size_t>(model->info().n_vocab);
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const auto l = one.eval(std::span(toks).subspan(i, 1));
+    ASSERT_TRUE(std::equal(l.begin(), l.end(), all.begin() + static_cast<std::ptrdiff_t>(i * V))) << "token " << i;
+  }
+}
+
+}  // namespace
+}  // namespace wisp
