@@ -65,6 +65,11 @@ struct EngineOptions {
   bool exact = false;
   // Tokens per forward pass at most (1 to 512); Session::eval splits longer inputs.
   std::size_t max_step_tokens = 512;
+  // Commit the KV pool's memory at creation (write it once) instead of page by page as sequences
+  // first fill it: what a server wants, whose prefix cache eventually touches every block — its
+  // footprint is then fixed from the start, and a machine short of memory fails at start, not
+  // under load.
+  bool kv_resident = false;
 };
 
 // Which logits a step entry wants.

@@ -29,7 +29,7 @@ std::unique_ptr<detail::EngineState> make_state(std::shared_ptr<const Model> mod
   if (n_blocks > 0xffffffffu) throw Error("engine: a KV pool of " + std::to_string(opts.kv_tokens) + " tokens is too many");
   const KvLayout layout = model::kv_layout_for(*model, opts.block_size, kv_type_from_name(opts.kv_type));
   auto st = std::make_unique<detail::EngineState>(detail::EngineState{
-      model, opts, KvPool(layout, static_cast<std::uint32_t>(n_blocks)), nullptr, nullptr, {}, {}, {}, {}});
+      model, opts, KvPool(layout, static_cast<std::uint32_t>(n_blocks), opts.kv_resident), nullptr, nullptr, {}, {}, {}, {}});
   const auto order = opts.exact ? kernels::DotOrder::kGgml : kernels::DotOrder::kBatchInvariant;
   st->backend = model::make_cpu_backend(opts.n_threads, order);
   st->transformer = std::make_unique<model::Transformer>(

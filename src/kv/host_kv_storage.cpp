@@ -9,7 +9,8 @@
 
 namespace wisp {
 
-HostKvStorage::HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks) : layout_(layout), n_blocks_(n_blocks) {
+HostKvStorage::HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks, bool resident)
+    : layout_(layout), n_blocks_(n_blocks) {
   layout_.validate();
   if (n_blocks == 0) throw Error("KV pool: the pool needs at least 1 block (got 0)");
   const std::size_t per_block = layout_.bytes_per_block();
@@ -24,6 +25,7 @@ HostKvStorage::HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks) : l
     throw Error("KV pool: could not allocate " + std::to_string(n_blocks) + " blocks of " + std::to_string(per_block) +
                 " bytes (" + std::to_string(mib) + " MiB) of host memory; use a smaller context or fewer blocks");
   }
+  if (resident) std::memset(data_.get(), 0, per_block * n_blocks);
 }
 
 std::byte* HostKvStorage::host_block(BlockId block) {

@@ -15,8 +15,9 @@ class HostKvStorage final : public KvStorage {
   // Quantized rows (34 or 20 bytes per group) are not aligned; their decoders load unaligned.
   static constexpr std::size_t kAlignment = 64;
 
-  // Throws wisp::Error (with the size in MiB) if the memory cannot be allocated.
-  HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks);
+  // Throws wisp::Error (with the size in MiB) if the memory cannot be allocated. `resident`: write
+  // the whole pool once here, so all of its memory is committed (and counted) from the start.
+  HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks, bool resident = false);
 
   const KvLayout& layout() const override { return layout_; }
   std::uint32_t n_blocks() const override { return n_blocks_; }
@@ -31,8 +32,9 @@ class HostKvStorage final : public KvStorage {
 
   KvLayout layout_;
   std::uint32_t n_blocks_;
-  // Left uninitialized: the OS commits pages on first write, so a large pool costs memory only as
-  // sequences fill it. Every slot is written before it is read (positions < n_tokens).
+  // Left uninitialized unless `resident`: the OS commits pages on first write, so a large pool
+  // costs memory only as sequences fill it. Every slot is written before it is read (positions <
+  // n_tokens).
   std::unique_ptr<std::byte[], AlignedFree> data_;
 };
 

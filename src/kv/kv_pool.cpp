@@ -19,8 +19,8 @@ std::unique_ptr<KvStorage> checked(std::unique_ptr<KvStorage> storage) {
 
 }  // namespace
 
-KvPool::KvPool(const KvLayout& layout, std::uint32_t n_blocks)
-    : KvPool(std::make_unique<HostKvStorage>(layout, n_blocks)) {}
+KvPool::KvPool(const KvLayout& layout, std::uint32_t n_blocks, bool resident)
+    : KvPool(std::make_unique<HostKvStorage>(layout, n_blocks, resident)) {}
 
 KvPool::KvPool(std::unique_ptr<KvStorage> storage)
     : storage_(checked(std::move(storage))),

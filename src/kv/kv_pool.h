@@ -24,8 +24,9 @@ namespace wisp {
 
 class KvPool {
  public:
-  // A pool of n_blocks blocks in host memory (layout.block_size tokens each).
-  KvPool(const KvLayout& layout, std::uint32_t n_blocks);
+  // A pool of n_blocks blocks in host memory (layout.block_size tokens each); `resident`: its
+  // memory committed at once (HostKvStorage).
+  KvPool(const KvLayout& layout, std::uint32_t n_blocks, bool resident = false);
   // A pool over storage supplied by a backend (device memory, a test double, ...).
   explicit KvPool(std::unique_ptr<KvStorage> storage);
 

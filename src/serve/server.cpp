@@ -663,6 +663,7 @@ void Server::load() {
   eo.kv_type = o.kv_type;
   eo.exact = o.exact;
   eo.max_step_tokens = 512;
+  eo.kv_resident = true;  // a fixed footprint: the prefix cache touches every block over time
   std::size_t kv_tokens = o.kv_tokens;
   if (kv_tokens == 0 && o.kv_mem > 0) {
     EngineOptions probe = eo;
