@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "generate/conversation.h"
 #include "generation_flags.h"
+#include "line_reader.h"
 #include "model/model_state.h"
 #include "wisp/error.h"
 
@@ -52,7 +53,9 @@ const char* kChatHelp =
     "  /system TEXT    set the system message and start over (/system alone removes it)\n"
     "  /help           this list\n"
     "  /exit, /quit    leave (Ctrl-D too)\n"
-    "A line ending in \\ continues on the next line. Ctrl-C stops an answer.\n";
+    "A line ending in \\ continues on the next line; a block between two lines of \"\"\" is one message.\n"
+    "On a terminal: arrow keys and Ctrl-A/E edit, Up recalls earlier messages (kept across sessions).\n"
+    "Ctrl-C stops an answer.\n";
 
 ArgParser make_parser() {
   ArgParser p("chat", "Chat with a model: type a message, get a streamed answer. Multi-turn; reads a pipe too.");
@@ -63,41 +66,11 @@ ArgParser make_parser() {
   p.option("chat-template").value_name("NAME")
       .help("use a built-in template (chatml, gemma, llama2, llama3, mistral, zephyr) instead of the file's")
       .group("chat");
+  p.flag("no-history").help("keep no input history (default: $XDG_STATE_HOME/wisp/chat_history, "
+                             "else ~/.local/state/wisp/chat_history)").group("chat");
   add_sampling_flags(p);
   p.epilog(std::string("In the chat:\n") + kChatHelp);
   return p;
-}
-
-enum class ReadStatus { kLine, kEof, kInterrupted };
-
-// Reads one logical line (joining lines that end in a backslash).
-ReadStatus read_message(std::string& out, bool tty) {
-  out.clear();
-  for (;;) {
-    char* buf = nullptr;
-    std::size_t cap = 0;
-    errno = 0;
-    ssize_t n = ::getline(&buf, &cap, stdin);
-    std::string line = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-    std::free(buf);
-    if (n < 0) {
-      if (g_interrupted.exchange(false) || errno == EINTR) {
-        std::clearerr(stdin);
-        return ReadStatus::kInterrupted;
-      }
-      return out.empty() ? ReadStatus::kEof : ReadStatus::kLine;
-    }
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty() && line.back() == '\\') {
-      line.pop_back();
-      out += line + "\n";
-      if (tty) std::fputs("... ", stdout), std::fflush(stdout);
-      continue;
-    }
-    out += line;
-    return ReadStatus::kLine;
-  }
 }
 
 std::string trim(std::string s) {
@@ -147,13 +120,10 @@ int cmd_chat(int argc, char** argv) {
   if (tty) std::fprintf(stderr, "context %zu tokens. /help for commands, Ctrl-D to leave.\n", session.n_ctx());
 
   SigintGuard guard;
+  LineReader reader(tty, args.flag("no-history") ? std::string() : LineReader::default_history_path(), g_interrupted);
   std::string line;
   for (;;) {
-    if (tty) {
-      std::fputs("> ", stdout);
-      std::fflush(stdout);
-    }
-    ReadStatus rs = read_message(line, tty);
+    ReadStatus rs = reader.read_message(line);
     if (rs == ReadStatus::kEof) break;
     if (rs == ReadStatus::kInterrupted) {
       std::fputs("\n(Ctrl-D or /exit to leave)\n", stderr);
