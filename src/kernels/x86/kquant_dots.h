@@ -19,33 +19,43 @@ namespace {
 
 // Sub-block scales and mins (6 bits each, block_layouts.h) as int16, ready for madd.
 struct Q4KScales {
-  short scale[8];
-  __m128i min;  // 8 x int16
+  __m256i scale;  // the 8 scales as int16, in both 128-bit lanes (q4k_scale picks one)
+  __m128i min;    // 8 x int16
 };
 
+// The 12 scale bytes hold, for sub-block j < 4: scale j in the low 6 bits of byte j, min j in the
+// low 6 bits of byte j + 4; for j >= 4 the low 4 bits of scale j and min j in the nibbles of
+// byte j + 4 and the high 2 bits in the top bits of bytes j - 4 and j. Decoded four sub-blocks
+// at a time in 32-bit words, then widened.
 inline Q4KScales q4k_scales(const std::uint8_t* s) {
-  Q4KScales r;
-  short mn[8];
-  for (int j = 0; j < 4; ++j) {
-    r.scale[j] = static_cast<short>(s[j] & 0x3f);
-    mn[j] = static_cast<short>(s[j + 4] & 0x3f);
-    r.scale[j + 4] = static_cast<short>((s[j + 8] & 0x0f) | ((s[j] >> 6) << 4));
-    mn[j + 4] = static_cast<short>((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
-  }
-  r.min = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mn));
-  return r;
+  std::uint32_t w[3];
+  std::memcpy(w, s, sizeof w);
+  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+  const std::uint32_t sc_lo = w[0] & k6, mn_lo = w[1] & k6;
+  const std::uint32_t sc_hi = (w[2] & k4) | (((w[0] >> 6) & k2) << 4);
+  const std::uint32_t mn_hi = ((w[2] >> 4) & k4) | (((w[1] >> 6) & k2) << 4);
+  const __m256i both = _mm256_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi),
+                                                           static_cast<int>(mn_lo), static_cast<int>(mn_hi)));
+  const __m128i scales = _mm256_castsi256_si128(both);
+  return {_mm256_broadcastsi128_si256(scales), _mm256_extracti128_si256(both, 1)};
+}
+
+// Scale j of s in all 16 int16 lanes (one byte shuffle).
+inline __m256i q4k_scale(const Q4KScales& s, int j) {
+  const short pair = static_cast<short>((2 * j) | ((2 * j + 1) << 8));
+  return _mm256_shuffle_epi8(s.scale, _mm256_set1_epi16(pair));
 }
 
 // Lanes of scale[2c] * (sub-block 2c products) + scale[2c+1] * (sub-block 2c+1 products): the 64
 // values of qs[32c .. 32c+32) (low nibbles first, then high nibbles).
-inline __m256i q4k_pair(const std::uint8_t* qs, const std::int8_t* a, short s_lo, short s_hi) {
+inline __m256i q4k_pair(const std::uint8_t* qs, const std::int8_t* a, __m256i s_lo, __m256i s_hi) {
   const __m256i q = load32(qs);
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   const __m256i lo = _mm256_and_si256(q, m4);
   const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
   // Pair sums of 15 * 128 * 2 fit int16; times a 6-bit scale, summed in pairs, fit int32.
-  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), _mm256_set1_epi16(s_lo));
-  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), _mm256_set1_epi16(s_hi));
+  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), s_lo);
+  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), s_hi);
   return _mm256_add_epi32(plo, phi);
 }
 
@@ -67,7 +77,7 @@ float dot_q4_k(const void* w, const void* a, std::int64_t n) {
     macc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc);
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc);
   }
@@ -89,7 +99,7 @@ float q4_k_repacked(const void* w, const void* a, std::int64_t n) {
     if constexpr (kStep == 8) {
       __m256i isum = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+        isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
       acc = __builtin_fmaf(static_cast<float>(hsum_i32(isum)), dd, acc);
       macc = __builtin_fmaf(static_cast<float>(hsum_i32(mins)), dm, macc);
@@ -97,7 +107,7 @@ float q4_k_repacked(const void* w, const void* a, std::int64_t n) {
       alignas(16) int m[4];
       _mm_store_si128(reinterpret_cast<__m128i*>(m), mins);
       for (int c = 0; c < 4; ++c) {
-        const __m256i p = q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]);
+        const __m256i p = q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1));
         acc = __builtin_fmaf(static_cast<float>(hsum_i32(p)), dd, acc);
         macc = __builtin_fmaf(static_cast<float>(m[c]), dm, macc);
       }
@@ -124,7 +134,7 @@ float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {
     const Q4KScales s = q4k_scales(x[b].scales);
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
     }
     acc = tiled_step(acc, hsum_i32(isum), hsum_i32(q4k_min_products(y[b], s.min)), h2f(x[b].d), h2f(x[b].dmin), y[b].d);
   }
@@ -255,8 +265,8 @@ inline __m256i q5k_lanes(const BlockQ5_K& x, const BlockQ8_K& y, const Q4KScales
     const __m256i h_hi = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 3 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 3), m16);
     const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
     const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
-    const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(y.qs + 64 * c)), _mm256_set1_epi16(s.scale[2 * c]));
-    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y.qs + 64 * c + 32)), _mm256_set1_epi16(s.scale[2 * c + 1]));
+    const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(y.qs + 64 * c)), q4k_scale(s, 2 * c));
+    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y.qs + 64 * c + 32)), q4k_scale(s, 2 * c + 1));
     isum = _mm256_add_epi32(isum, _mm256_add_epi32(plo, phi));
   }
   return isum;
@@ -293,9 +303,21 @@ float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n) {
 
 // Lanes of sum over the 8 chunks of 32 values of scale(sub) * (q + 32) * a, minus
 // 32 * (bsums[2l] * scale[2l] + bsums[2l+1] * scale[2l+1]) in lane l: the reference's lanes.
+// The madd multipliers of chunk c (32 codes: sub-blocks 2c and 2c + 1) from the 16 int16 scales:
+// [s(2c) x 8 | s(2c+1) x 8]. `half` holds s(8h) .. s(8h+7) in both 128-bit lanes (h = c / 4), and
+// one byte shuffle per chunk picks the pair (instead of two broadcasts and an insert).
+inline __m256i q6k_chunk_scale(__m256i half, int c) {
+  const char lo = static_cast<char>(4 * (c % 4)), hi = static_cast<char>(4 * (c % 4) + 2);
+  return _mm256_shuffle_epi8(half, _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1,
+                                                    lo, lo + 1, lo, lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1,
+                                                    hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1));
+}
+
 inline __m256i q6k_lanes(const BlockQ6_K& x, const BlockQ8_K& y) {
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   const __m256i m2 = _mm256_set1_epi8(0x30);
+  const __m256i scales16 = _mm256_cvtepi8_epi16(load16(x.scales));
+  const __m256i halves[2] = {_mm256_permute4x64_epi64(scales16, 0x44), _mm256_permute4x64_epi64(scales16, 0xee)};
   __m256i isum = _mm256_setzero_si256();
   for (int h = 0; h < 2; ++h) {
     const __m256i qa = load32(x.ql + 64 * h);
@@ -312,12 +334,12 @@ inline __m256i q6k_lanes(const BlockQ6_K& x, const BlockQ8_K& y) {
     for (int k = 0; k < 4; ++k) {
       const int chunk = 4 * h + k;
       // Lanes 0-3 lie in sub-block 2*chunk, lanes 4-7 in 2*chunk + 1.
-      const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(x.scales[2 * chunk + 1]), _mm_set1_epi16(x.scales[2 * chunk]));
+      const __m256i scale = q6k_chunk_scale(halves[h], chunk);
       const __m256i p = _mm256_maddubs_epi16(codes[k], load32(y.qs + 128 * h + 32 * k));
       isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, scale));
     }
   }
-  const __m256i offset = _mm256_madd_epi16(load32(y.bsums), _mm256_cvtepi8_epi16(load16(x.scales)));
+  const __m256i offset = _mm256_madd_epi16(load32(y.bsums), scales16);
   return _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));
 }
 

@@ -314,9 +314,9 @@ inline void transpose4_i32(const __m128i (&m)[4], __m128i (&out)[4]) {
 }
 
 // q4k_pair with the weight nibbles already split (lo, hi), so four tokens share the unpacking.
-inline __m256i q4k_pair_codes(__m256i lo, __m256i hi, const std::int8_t* a, short s_lo, short s_hi) {
-  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), _mm256_set1_epi16(s_lo));
-  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), _mm256_set1_epi16(s_hi));
+inline __m256i q4k_pair_codes(__m256i lo, __m256i hi, const std::int8_t* a, __m256i s_lo, __m256i s_hi) {
+  const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(a)), s_lo);
+  const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(a + 32)), s_hi);
   return _mm256_add_epi32(plo, phi);
 }
 
@@ -341,7 +341,7 @@ void tok4_q4_k_repacked_x4(const void* w, const void* a, std::size_t a_stride, s
       const __m256i q = load32(x[b].qs + 32 * c);
       const __m256i lo = _mm256_and_si256(q, m4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-      const short s_lo = s.scale[2 * c], s_hi = s.scale[2 * c + 1];
+      const __m256i s_lo = q4k_scale(s, 2 * c), s_hi = q4k_scale(s, 2 * c + 1);
       const __m128i sums = hsum4_i32(q4k_pair_codes(lo, hi, y[0][b].qs + 64 * c, s_lo, s_hi),
                                      q4k_pair_codes(lo, hi, y[1][b].qs + 64 * c, s_lo, s_hi),
                                      q4k_pair_codes(lo, hi, y[2][b].qs + 64 * c, s_lo, s_hi),
@@ -360,6 +360,7 @@ void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std:
   for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
   __m128 acc = _mm_setzero_ps(), macc = _mm_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    for (int j = 0; j < 4; ++j) prefetch_ahead(x[j] + b, sizeof(BlockQ4_K));
     const __m128 yd = _mm_set1_ps(y[b].d);
     const __m128 dd = _mm_mul_ps(h2f4(x[0][b].d, x[1][b].d, x[2][b].d, x[3][b].d), yd);
     const __m128 dm = _mm_mul_ps(h2f4(x[0][b].dmin, x[1][b].dmin, x[2][b].dmin, x[3][b].dmin), yd);
@@ -370,7 +371,7 @@ void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std:
       mins[j] = q4k_min_products(y[b], s.min);
       isum[j] = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum[j] = _mm256_add_epi32(isum[j], q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+        isum[j] = _mm256_add_epi32(isum[j], q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
     }
     // hsum of four int4 vectors: widen each to 8 lanes with zeros (exact integer sums either way).
@@ -397,7 +398,7 @@ void row4_q4_k(const void* w, std::size_t w_stride, const void* a, std::int64_t 
       macc[j] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc[j]);
       __m256i isum = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum = _mm256_add_epi32(isum, q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, s.scale[2 * c], s.scale[2 * c + 1]));
+        isum = _mm256_add_epi32(isum, q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc[j]);
     }
@@ -413,6 +414,7 @@ void row4_q6_k(const void* w, std::size_t w_stride, const void* a, std::int64_t 
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     for (int j = 0; j < 4; ++j) {
+      prefetch_ahead(x[j] + b, sizeof(BlockQ6_K));
       const float d = y[b].d * h2f(x[j][b].d);
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6k_lanes(x[j][b], y[b])), acc[j]);
     }

@@ -74,6 +74,13 @@ inline __m256i fifth_bits(const std::uint8_t* qh_bytes) {
 #endif
 }
 
+// Software prefetch of the `bytes` that start `ahead` bytes past p (a weight stream read in order:
+// the hint runs that far ahead of the loads; a hint past the end of the data never faults).
+inline void prefetch_ahead(const void* p, std::size_t bytes, std::size_t ahead = 2048) {
+  const char* q = static_cast<const char*>(p) + ahead;
+  for (std::size_t o = 0; o < bytes; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
+}
+
 // hsum_float_8: upper 128 bits onto the lower, then lanes {0,2} and {1,3}, then the last pair.
 inline float hsum8(__m256 x) {
   __m128 r = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
