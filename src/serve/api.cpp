@@ -81,24 +81,27 @@ class Fields {
   std::optional<std::int64_t> integer(const char* name, std::int64_t lo, std::int64_t hi) const {
     const json* v = get(name);
     if (!v) return std::nullopt;
+    auto out_of_range = [&](const std::string& got, bool above) {
+      std::string range = hi == std::numeric_limits<std::int64_t>::max() && !above
+                              ? "at least " + std::to_string(lo)
+                              : "between " + std::to_string(lo) + " and " + std::to_string(hi);
+      return invalid_request(path(name), "'" + path(name) + "' must be " + range + ", got " + got);
+    };
     std::int64_t i = 0;
     if (v->is_number_integer()) {
       if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
-        throw invalid_request(path(name), "'" + path(name) + "' must be at most " + std::to_string(hi));
+        throw out_of_range(std::to_string(v->get<std::uint64_t>()), true);
       }
       i = v->get<std::int64_t>();
-    } else if (v->is_number_float() && std::isfinite(v->get<double>()) &&
-               std::floor(v->get<double>()) == v->get<double>() && std::fabs(v->get<double>()) < 9e18) {
-      i = static_cast<std::int64_t>(v->get<double>());  // 5.0 is an integer, as pydantic reads it
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>()) {
+      // 5.0 is an integer, as pydantic reads it; so is 1e19 (JSON has no integer limit), past 64 bits.
+      const double d = v->get<double>();
+      if (d < -0x1p63 || d >= 0x1p63) throw out_of_range(num_text(d), d > 0);
+      i = static_cast<std::int64_t>(d);
     } else {
       wrong_type(name, "an integer", *v);
     }
-    if (i < lo || i > hi) {
-      std::string range = hi == std::numeric_limits<std::int64_t>::max()
-                              ? "at least " + std::to_string(lo)
-                              : "between " + std::to_string(lo) + " and " + std::to_string(hi);
-      throw invalid_request(path(name), "'" + path(name) + "' must be " + range + ", got " + std::to_string(i));
-    }
+    if (i < lo || i > hi) throw out_of_range(std::to_string(i), i > hi);
     return i;
   }
 
@@ -161,8 +164,10 @@ void parse_common(const json& body, const ApiContext& ctx, GenerationSpec& spec,
   if (auto v = f.number("temperature", 0.0, 2.0)) s.temperature = static_cast<float>(*v);
   bool top_p_zero = false;
   if (auto v = f.number("top_p", 0.0, 1.0)) {
-    top_p_zero = *v == 0.0;
-    if (!top_p_zero) s.top_p = static_cast<float>(*v);
+    // In float: a value below float's smallest (1e-300) is 0 there too, which the sampler refuses.
+    const float top_p = static_cast<float>(*v);
+    top_p_zero = top_p == 0.0f;
+    if (!top_p_zero) s.top_p = top_p;
   }
   if (auto v = f.integer("top_k", -1, 1 << 30)) s.top_k = *v > 0 ? static_cast<int>(*v) : 0;  // 0 and -1: off
   if (top_p_zero) s.top_k = 1;  // the smallest set reaching probability 0: the most likely token

@@ -201,3 +201,27 @@ def test_openai_client_raises_bad_request(client):
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model="m", messages=[], max_tokens=2)
     assert "messages" in str(e.value)
+
+
+def test_top_p_below_float_range_is_greedy(server):
+    # Found by schemathesis: a top_p above 0 in JSON but 0 as a float (1e-300) reached the sampler,
+    # which refused it; the answer was a 400 naming 'prompt'. It is top_p 0: the most likely token.
+    body = {"prompt": "The capital of France is", "max_tokens": 4, "seed": 5}
+    r = server.post(COMP, {**body, "top_p": 1e-300})
+    assert r.status == 200, r.text
+    greedy = server.post(COMP, {**body, "temperature": 0}).json()
+    assert r.json()["choices"][0]["text"] == greedy["choices"][0]["text"]
+
+
+@pytest.mark.parametrize("body,param,says", [
+    # A positive integer above the limit said "must be at most 20" with no value; one past 64 bits
+    # (JSON has no integer limit, the parser reads it as a double) said it was not an integer.
+    ({"prompt": "x", "logprobs": 50}, "logprobs", "between 0 and 20, got 50"),
+    ({"prompt": "x", "max_tokens": 2 ** 63}, "max_tokens", "between 1 and 9223372036854775807, got 9223372036854775808"),
+    ({"prompt": "x", "max_tokens": 10 ** 30}, "max_tokens", "between 1 and 9223372036854775807, got 1e+30"),
+    ({"prompt": "x", "seed": -(10 ** 20)}, "seed", "got -1e+20"),
+    ({"prompt": "x", "max_tokens": -5}, "max_tokens", "at least 1, got -5"),
+])
+def test_integer_out_of_range_says_the_range_and_the_value(server, body, param, says):
+    err = check_error(server.post(COMP, body), 400, param)
+    assert says in err["message"], err["message"]
