@@ -268,6 +268,7 @@ struct Server::Impl {
           // token less, the last one needing no KV slot): the answer is cut there with "length".
           const std::size_t room = api.n_ctx - rp.prompt.size();
           if (rp.max_tokens == 0 || rp.max_tokens > room) rp.max_tokens = room;
+          if (opts.n_predict > 0 && rp.max_tokens > opts.n_predict) rp.max_tokens = opts.n_predict;  // as llama-server's -n
           rp.sampling.seed = spec.params.sampling.seed + j;
           const std::size_t choice = p * spec.n + j;
           std::lock_guard ll(live_mu);
@@ -663,6 +664,7 @@ void Server::load() {
   eo.kv_type = o.kv_type;
   eo.exact = o.exact;
   eo.max_step_tokens = 512;
+  eo.block_size = o.kv_block;
   eo.kv_resident = true;  // a fixed footprint: the prefix cache touches every block over time
   std::size_t kv_tokens = o.kv_tokens;
   if (kv_tokens == 0 && o.kv_mem > 0) {

@@ -44,10 +44,15 @@ ArgParser make_parser() {
       .help("how the KV cache stores K and V: " + kv_type_names()).group("engine");
   p.option("kv-mem").value_name("SIZE").help("KV pool size in bytes (\"512MiB\"); default: parallel * ctx tokens").group("engine");
   p.option("kv-tokens", ArgKind::kInt).value_name("N").help("KV pool size in tokens (instead of --kv-mem)").group("engine");
+  p.option("kv-block", ArgKind::kInt).value_name("N").default_value("16")
+      .help("tokens per KV block (1 to 256): prompts share their cached prefix in whole blocks").group("engine");
   p.option("threads", ArgKind::kInt).short_name('t').value_name("N")
       .help("threads for the forward pass (default: the machine's cores)").group("engine");
   p.option("step-tokens", ArgKind::kInt).value_name("N").default_value("512")
       .help("tokens per forward pass at most (decodes first, then prompt chunks)").group("engine");
+  p.option("n-predict", ArgKind::kInt).value_name("N")
+      .help("most tokens an answer generates, whatever max_tokens asks (cut with finish_reason length; default: the context)")
+      .group("engine");
   p.flag("exact").group("engine")
       .help("llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
   p.epilog(
@@ -92,12 +97,16 @@ int cmd_serve(int argc, char** argv) {
   if (args.has("kv-mem") && args.has("kv-tokens")) throw UsageError("give the KV pool once: --kv-mem or --kv-tokens");
   if (args.has("kv-mem")) o.kv_mem = *args.convert("kv-mem", [](std::string_view s) { return plan::parse_size(s); });
   if (auto n = args.opt_positive("kv-tokens")) o.kv_tokens = static_cast<std::size_t>(*n);
+  const std::uint64_t kv_block = args.positive("kv-block");
+  if (kv_block > 256) throw UsageError("--kv-block must be at most 256 tokens, got " + std::to_string(kv_block));
+  o.kv_block = static_cast<std::uint32_t>(kv_block);
   if (auto t = args.opt_positive("threads")) {
     if (*t > 1024) throw UsageError("--threads must be at most 1024");
     o.threads = static_cast<int>(*t);
   }
   o.step_tokens = static_cast<std::size_t>(args.positive("step-tokens"));
   if (o.step_tokens > 512) throw UsageError("--step-tokens must be at most 512 (the engine's step)");
+  if (auto n = args.opt_positive("n-predict")) o.n_predict = static_cast<std::size_t>(*n);
   o.exact = args.flag("exact");
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
