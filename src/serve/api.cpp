@@ -169,13 +169,13 @@ void parse_common(const json& body, const ApiContext& ctx, GenerationSpec& spec,
     top_p_zero = top_p == 0.0f;
     if (!top_p_zero) s.top_p = top_p;
   }
-  if (auto v = f.integer("top_k", -1, 1 << 30)) s.top_k = *v > 0 ? static_cast<int>(*v) : 0;  // 0 and -1: off
+  if (auto v = f.integer("top_k", -1, kMaxTopK)) s.top_k = *v > 0 ? static_cast<int>(*v) : 0;  // 0 and -1: off
   if (top_p_zero) s.top_k = 1;  // the smallest set reaching probability 0: the most likely token
   if (auto v = f.number("min_p", 0.0, 1.0)) s.min_p = static_cast<float>(*v);
   if (auto v = f.number("presence_penalty", -2.0, 2.0)) s.presence_penalty = static_cast<float>(*v);
   if (auto v = f.number("frequency_penalty", -2.0, 2.0)) s.frequency_penalty = static_cast<float>(*v);
   if (auto v = f.number("repeat_penalty", 1e-6, 100.0)) s.repeat_penalty = static_cast<float>(*v);
-  if (auto v = f.integer("repeat_last_n", 0, 1 << 30)) s.penalty_last_n = static_cast<std::size_t>(*v);
+  if (auto v = f.integer("repeat_last_n", 0, kMaxPenaltyWindow)) s.penalty_last_n = static_cast<std::size_t>(*v);
   if (auto v = f.integer("seed", std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max())) {
     s.seed = static_cast<std::uint64_t>(*v);
   } else {
@@ -188,7 +188,10 @@ void parse_common(const json& body, const ApiContext& ctx, GenerationSpec& spec,
     if (stop->is_string()) {
       p.stop.push_back(stop->get<std::string>());
     } else if (stop->is_array()) {
-      if (stop->size() > 16) throw invalid_request("stop", "'stop' may hold at most 16 strings, got " + std::to_string(stop->size()));
+      if (stop->size() > kMaxStopStrings) {
+        throw invalid_request("stop", "'stop' may hold at most " + std::to_string(kMaxStopStrings) + " strings, got " +
+                                          std::to_string(stop->size()));
+      }
       for (std::size_t i = 0; i < stop->size(); ++i) {
         const json& s_i = (*stop)[i];
         if (!s_i.is_string()) {

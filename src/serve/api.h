@@ -52,6 +52,11 @@ struct ApiContext {
   std::size_t max_n = 16;  // most choices per request
 };
 
+// Limits the parser enforces beyond what the scheduler checks (the OpenAPI document states them).
+inline constexpr std::int64_t kMaxTopK = 1 << 30;
+inline constexpr std::int64_t kMaxPenaltyWindow = 1 << 30;  // repeat_last_n
+inline constexpr std::size_t kMaxStopStrings = 16;
+
 enum class Endpoint { kChat, kCompletion };
 
 // One parsed generation request: one or more prompts, each generated n times.

@@ -562,7 +562,7 @@ struct Server::Impl {
                 send_json(res, 200, detokenize_response(parse_body(req.body), api));
               }));
     http.Get("/openapi.json", route(false, false, [this](const auto&, auto& res) {
-               send_json(res, 200, openapi_document(model_name));
+               send_json(res, 200, openapi_document(model_name, ready.load(std::memory_order_acquire) ? &api : nullptr));
              }));
 
     // Errors httplib produces itself (unknown route, body too large, a malformed request line)
