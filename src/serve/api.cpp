@@ -137,8 +137,12 @@ std::vector<TokenId> tokenize_or_400(const Tokenizer& tok, std::string_view text
   }
 }
 
-// The fields /v1/chat/completions and /v1/completions share.
-void parse_common(const json& body, const ApiContext& ctx, GenerationSpec& spec, bool chat) {
+// The fields /v1/chat/completions and /v1/completions share; the rest of the spec is the caller's.
+GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint endpoint) {
+  require_object(body);
+  GenerationSpec spec;
+  spec.endpoint = endpoint;
+  const bool chat = endpoint == Endpoint::kChat;
   Fields f(body);
   // Every known field is read (and so type-checked) even where the value is the default.
   f.string("model");  // any name is accepted: one model per server
@@ -224,6 +228,7 @@ void parse_common(const json& body, const ApiContext& ctx, GenerationSpec& spec,
       throw invalid_request("best_of", "'best_of' other than n is not supported yet", "unsupported");
     }
   }
+  return spec;
 }
 
 std::string message_content(const json& msg, std::size_t i, const std::string& role) {
@@ -297,10 +302,7 @@ json parse_body(std::string_view body) {
 }
 
 GenerationSpec parse_chat_request(const json& body, const ApiContext& ctx) {
-  require_object(body);
-  GenerationSpec spec;
-  spec.endpoint = Endpoint::kChat;
-  parse_common(body, ctx, spec, true);
+  GenerationSpec spec = parse_common(body, ctx, Endpoint::kChat);
   Fields f(body);
   const bool logprobs = f.boolean("logprobs").value_or(false);
   const auto top = f.integer("top_logprobs", 0, kMaxTopLogprobs);
@@ -362,10 +364,7 @@ GenerationSpec parse_chat_request(const json& body, const ApiContext& ctx) {
 }
 
 GenerationSpec parse_completion_request(const json& body, const ApiContext& ctx) {
-  require_object(body);
-  GenerationSpec spec;
-  spec.endpoint = Endpoint::kCompletion;
-  parse_common(body, ctx, spec, false);
+  GenerationSpec spec = parse_common(body, ctx, Endpoint::kCompletion);
   Fields f(body);
   if (auto v = f.integer("logprobs", 0, kMaxTopLogprobs)) spec.params.logprobs = static_cast<int>(*v);
   spec.echo = f.boolean("echo").value_or(false);
