@@ -43,6 +43,7 @@ const char* act_format_name(ActFormat f) {
     case ActFormat::kQ8_1: return "Q8_1";
     case ActFormat::kQ8_K: return "Q8_K";
     case ActFormat::kQ8_Kx4: return "Q8_Kx4";
+    case ActFormat::kQ8_0Split: return "Q8_0-split";
   }
   return "?";
 }
@@ -50,7 +51,8 @@ const char* act_format_name(ActFormat f) {
 std::int64_t act_block_elems(ActFormat f) {
   switch (f) {
     case ActFormat::kQ8_0:
-    case ActFormat::kQ8_1: return kQK;
+    case ActFormat::kQ8_1:
+    case ActFormat::kQ8_0Split: return kQK;
     case ActFormat::kQ8_K:
     case ActFormat::kQ8_Kx4: return kQK_K;
     default: return 1;
@@ -65,6 +67,7 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n) {
     case ActFormat::kBF16: return blocks * sizeof(std::uint16_t);
     case ActFormat::kQ8_0: return blocks * sizeof(BlockQ8_0);
     case ActFormat::kQ8_1: return blocks * sizeof(BlockQ8_1);
+    case ActFormat::kQ8_0Split: return blocks * (kQK + 2 * sizeof(float) + sizeof(std::int32_t));
     case ActFormat::kQ8_K:
     case ActFormat::kQ8_Kx4: return blocks * sizeof(BlockQ8_K);
   }
@@ -187,6 +190,25 @@ void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n) {
   active_quantizers().q8_Kx4(x, out, n);
 }
 
+void quantize_act_q8_0_split(const float* x, void* out, std::int64_t n) {
+  require_multiple("Q8_0", n, kQK);
+  const ActQuantFn q8_1 = active_quantizers().q8_1;  // Q8_0's codes and d, and s
+  auto* qs = static_cast<std::int8_t*>(out);
+  auto* d = reinterpret_cast<float*>(qs + n);
+  auto* sum = reinterpret_cast<std::int32_t*>(d + n / kQK);
+  auto* s = reinterpret_cast<float*>(sum + n / kQK);
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    BlockQ8_1 blk;
+    q8_1(x + b * kQK, &blk, kQK);
+    std::memcpy(qs + b * kQK, blk.qs, kQK);
+    d[b] = f16_to_f32(blk.d);
+    s[b] = f16_to_f32(blk.s);
+    std::int32_t total = 0;
+    for (int j = 0; j < kQK; ++j) total += blk.qs[j];
+    sum[b] = total;
+  }
+}
+
 void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n) {
   switch (f) {
     case ActFormat::kF32: std::memcpy(out, x, static_cast<std::size_t>(n) * sizeof(float)); return;
@@ -204,6 +226,7 @@ void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n) {
     case ActFormat::kQ8_1: quantize_act_q8_1(x, out, n); return;
     case ActFormat::kQ8_K: quantize_act_q8_K(x, out, n); return;
     case ActFormat::kQ8_Kx4: quantize_act_q8_Kx4(x, out, n); return;
+    case ActFormat::kQ8_0Split: quantize_act_q8_0_split(x, out, n); return;
   }
 }
 

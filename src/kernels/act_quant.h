@@ -20,7 +20,9 @@ namespace wisp::kernels {
 
 // kQ8_Kx4 is Q8_K as ggml's x86 interleaving quantizer makes it for repacked weights: when both
 // +m and -m are the largest magnitude it scales +m to -127 (the row quantizer takes the first).
-enum class ActFormat : std::uint8_t { kF32, kF16, kBF16, kQ8_0, kQ8_1, kQ8_K, kQ8_Kx4 };
+// kQ8_0Split is wisp's own layout of the Q8_0 quantization (the same codes and half scales) for
+// its block-parallel kernels: see Q8_0SplitRow.
+enum class ActFormat : std::uint8_t { kF32, kF16, kBF16, kQ8_0, kQ8_1, kQ8_K, kQ8_Kx4, kQ8_0Split };
 
 const char* act_format_name(ActFormat f);
 
@@ -41,6 +43,26 @@ struct BlockQ8_K {
 };
 static_assert(sizeof(BlockQ8_K) == 292);
 
+// A row of n values in ActFormat::kQ8_0Split: the codes and scales of Q8_0 (round(x * 127 / amax)
+// per 32 values, d = half(amax / 127); Q8_1 has the same codes and d), laid out in planes so that
+// a kernel can load the values of 8 consecutive blocks as one vector: all n codes first (block b at
+// qs + 32 b), then per block, each as a plane of n / 32 values: d as a float (the half value,
+// exactly), the sum of the block's codes (for weights with an offset, folded once per block), and
+// Q8_1's s = half(amax / 127 * sum) as a float (for weights with a minimum: the same m * s term as
+// the Q8_1 reference, so that only the float order differs from it). Codes lie in [-127, 127].
+struct Q8_0SplitRow {
+  const std::int8_t* qs;
+  const float* d;
+  const std::int32_t* sum;
+  const float* s;
+};
+inline Q8_0SplitRow q8_0_split_row(const void* a, std::int64_t n) {
+  const auto* p = static_cast<const std::uint8_t*>(a);
+  const auto* d = reinterpret_cast<const float*>(p + n);
+  const auto* sum = reinterpret_cast<const std::int32_t*>(d + n / 32);
+  return {reinterpret_cast<const std::int8_t*>(p), d, sum, reinterpret_cast<const float*>(sum + n / 32)};
+}
+
 // Values per activation block (1 for the float formats).
 std::int64_t act_block_elems(ActFormat f);
 // Bytes of one converted row of n values (n a multiple of act_block_elems).
@@ -54,6 +76,9 @@ void quantize_act_q8_0(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_1(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_K(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_Kx4(const float* x, void* out, std::int64_t n);
+// Q8_0 into the split layout (the codes and scales of quantize_act_q8_0 and the s of
+// quantize_act_q8_1, rearranged, plus the code sums).
+void quantize_act_q8_0_split(const float* x, void* out, std::int64_t n);
 
 // One implementation of a row quantizer (n a multiple of the block size: not checked here).
 using ActQuantFn = void (*)(const float* x, void* out, std::int64_t n);

@@ -25,10 +25,12 @@ namespace wisp::kernels {
 //   kGgml: ggml's choice, which depends on the batch (one-token vec_dot, tinyBLAS or the tiled
 //     K-quant GEMM for batches, the repacked GEMM for groups of four tokens): a single sequence's
 //     logits equal llama.cpp's bit for bit, but a token's outputs change with the batch it is in.
-//   kBatchInvariant: every token of every batch through the one-token order (the repacked GEMV
-//     where ggml repacks), with the row activation quantizer: a token's outputs depend only on its
-//     own activation row, never on how many tokens share the call or where it sits among them.
-//     What the engine uses, so a request's logits are the same alone or batched with others.
+//   kBatchInvariant: every token of every batch through one order, with the row activation
+//     quantizer: a token's outputs depend only on its own activation row, never on how many
+//     tokens share the call or where it sits among them. What the engine uses, so a request's
+//     logits are the same alone or batched with others. The order is wisp's own where the ISA has
+//     a kernel for it (dot_invariant: faster, and bound by measured accuracy against the reference,
+//     see src/kernels/README.md), else ggml's one-token order (the repacked GEMV where ggml repacks).
 enum class DotOrder { kGgml, kBatchInvariant };
 
 // Dot of n values: weight row `w` (stored blocks) with activation row `a` (in the kernel's act).
@@ -48,12 +50,20 @@ struct DotKernel {
   // types) declines other shapes and ggml then runs its one-token dot for every token.
   std::int64_t batch_rows_multiple = 1;
   const char* isa = "scalar";  // which implementation this is, for logs and benchmarks
+  // wisp's own order for the batch-invariant numerics, on activations in act_invariant (null: the
+  // ISA has none; kBatchInvariant then runs ggml's one-token order). Not llama.cpp's bits: its
+  // error against the reference is bounded by tests (src/kernels/README.md).
+  DotFn dot_invariant = nullptr;
+  ActFormat act_invariant = ActFormat::kF32;
 
   bool repacked(std::int64_t n_rows) const { return dot_repacked != nullptr && n_rows % 8 == 0; }
   // The function for token t of a batch of n_tok through this matrix: the one ggml would use
   // (kGgml), or the batch's-size-blind one-token order (kBatchInvariant).
   DotFn select(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t, DotOrder order = DotOrder::kGgml) const {
-    if (order == DotOrder::kBatchInvariant) return repacked(n_rows) ? dot_repacked : dot;
+    if (order == DotOrder::kBatchInvariant) {
+      if (dot_invariant != nullptr) return dot_invariant;
+      return repacked(n_rows) ? dot_repacked : dot;
+    }
     if (repacked(n_rows)) {
       return t < n_tok - n_tok % 4 && dot_repacked_x4 != nullptr ? dot_repacked_x4 : dot_repacked;
     }
@@ -64,7 +74,7 @@ struct DotKernel {
   // sign choice differs on exact +-max ties (ActFormat::kQ8_Kx4); the last n_tok % 4 tokens and
   // every other path use the row quantizer.
   ActFormat act_for(std::int64_t n_rows, std::int64_t n_tok, std::int64_t t, DotOrder order = DotOrder::kGgml) const {
-    if (order == DotOrder::kBatchInvariant) return act;
+    if (order == DotOrder::kBatchInvariant) return dot_invariant != nullptr ? act_invariant : act;
     const bool grouped = repacked(n_rows) && t < n_tok - n_tok % 4;
     return grouped && act == ActFormat::kQ8_K ? ActFormat::kQ8_Kx4 : act;
   }
@@ -95,6 +105,13 @@ float dot_q5_k(const void* w, const void* a, std::int64_t n);
 float dot_q6_k(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_repacked(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n);
+// wisp's own block-parallel order (dot_blocks8.cpp), the scalar form of the x86 dot_invariant
+// kernels: activations in ActFormat::kQ8_0Split; the exact integer dot of each block, then per
+// group of 8 blocks lane k (block 8 g + k) takes acc[k] = fma(float(isum), d_x * d_y, acc[k]),
+// folded at the end as hsum8 (simd.h). Tests compare the SIMD kernels with these for equality.
+float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n);
 // ggml's tiled K-quant GEMM (batches of 8+ tokens).
 float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);

@@ -59,6 +59,10 @@ Table build_table(Isa isa) {
       if (dots[j].dot_batched != nullptr) k.dot_batched = dots[j].dot_batched;
       if (dots[j].dot_repacked != nullptr) k.dot_repacked = dots[j].dot_repacked;
       if (dots[j].dot_repacked_x4 != nullptr) k.dot_repacked_x4 = dots[j].dot_repacked_x4;
+      if (dots[j].dot_invariant != nullptr) {
+        k.dot_invariant = dots[j].dot_invariant;
+        k.act_invariant = dots[j].act_invariant;
+      }
     }
   }
   return t;

@@ -20,6 +20,8 @@ struct IsaDots {
   DotFn dot_batched;
   DotFn dot_repacked;
   DotFn dot_repacked_x4;
+  DotFn dot_invariant = nullptr;  // wisp's own order (DotKernel::dot_invariant), on act_invariant
+  ActFormat act_invariant = ActFormat::kF32;
 };
 
 // The kernels of each x86 ISA (count in *n); call only when the CPU supports the ISA.

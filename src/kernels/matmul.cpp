@@ -57,8 +57,8 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
   j.y = out.y;
   j.y_stride = out.y_stride;
   j.k = &checked_kernel(*out.w);
-  j.act_bytes = act_row_bytes(j.k->act, out.w->n_cols);
   const std::int64_t n_rows = out.w->n_rows;
+  j.act_bytes = act_row_bytes(j.k->act_for(n_rows, n_tok, 0, order), out.w->n_cols);
   j.dots.resize(static_cast<std::size_t>(n_tok));
   j.multis.resize(static_cast<std::size_t>(n_tok));
   for (std::int64_t t = 0; t < n_tok; ++t) {
@@ -165,10 +165,13 @@ void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_
   for (const MatmulOutput& o : outs) jobs.push_back(plan_job(o, n_tok, order));  // checks every weight first
   if (n_tok <= 0) return;
 
-  // Activation memory: one region per distinct (format, row length). Only repacked Q4_K picks a
-  // format per token (Q8_Kx4 for its groups of four, starting at token 0); such a job gets a region
-  // of its own.
-  const auto uniform = [&](const Job& j) { return j.k->act_for(j.w->n_rows, n_tok, 0, order) == j.k->act; };
+  // Activation memory: one region per distinct (format, row length). Only repacked Q4_K under
+  // ggml's order picks a format per token (Q8_Kx4 for its groups of four, starting at token 0);
+  // such a job gets a region of its own.
+  const auto format = [&](const Job& j) { return j.k->act_for(j.w->n_rows, n_tok, 0, order); };
+  const auto uniform = [&](const Job& j) {
+    return order == DotOrder::kBatchInvariant || j.k->act_for(j.w->n_rows, n_tok, 0, order) == j.k->act;
+  };
   std::vector<const Job*> owners;  // the job that converts each region
   std::vector<std::size_t> offsets;
   std::vector<std::size_t> job_region(jobs.size());
@@ -177,7 +180,7 @@ void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_
     const Job& j = jobs[i];
     std::size_t found = owners.size();
     for (std::size_t r = 0; r < owners.size() && uniform(j); ++r) {
-      if (uniform(*owners[r]) && owners[r]->k->act == j.k->act && owners[r]->w->n_cols == j.w->n_cols) found = r;
+      if (uniform(*owners[r]) && format(*owners[r]) == format(j) && owners[r]->w->n_cols == j.w->n_cols) found = r;
     }
     if (found == owners.size()) {
       owners.push_back(&j);

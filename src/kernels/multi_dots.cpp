@@ -42,6 +42,8 @@ const MultiDot* find_multi_dot(const DotKernel& k, DotFn single) {
     slot = DotSlot::kRepacked;
   } else if (single == k.dot_repacked_x4) {
     slot = DotSlot::kRepackedX4;
+  } else if (single == k.dot_invariant) {
+    slot = DotSlot::kInvariant;
   } else {
     return nullptr;
   }

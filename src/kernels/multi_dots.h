@@ -20,7 +20,7 @@ using DotTok4Fn = void (*)(const void* w, const void* a, std::size_t a_stride, s
 using DotRow4Fn = void (*)(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out);
 
 // Which of a DotKernel's functions a variant reproduces.
-enum class DotSlot { kDot, kBatched, kRepacked, kRepackedX4 };
+enum class DotSlot { kDot, kBatched, kRepacked, kRepackedX4, kInvariant };
 
 // out[4 * r + t] = single(w + r * w_stride, a + t * a_stride, n) for r, t < 4: four rows by four
 // tokens, sharing both the weight unpacking and the activation loads.

@@ -2,6 +2,7 @@
 // (set per file in CMakeLists.txt), exported as a table for dot_table.cpp.
 #include "formats/block_types.h"
 #include "kernels/isa_dots.h"
+#include "kernels/x86/blocks8_dots.h"
 #include "kernels/x86/float_dots.h"
 #include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"

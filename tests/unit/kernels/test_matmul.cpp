@@ -49,6 +49,11 @@ std::vector<float> dequantize_act(ActFormat f, const std::vector<std::uint8_t>& 
       for (std::int64_t i = 0; i < n; ++i) out[i] = b[i / 256].d * b[i / 256].qs[i % 256];
       break;
     }
+    case ActFormat::kQ8_0Split: {
+      const kernels::Q8_0SplitRow s = kernels::q8_0_split_row(a.data(), n);
+      for (std::int64_t i = 0; i < n; ++i) out[i] = s.d[i / 32] * s.qs[i];
+      break;
+    }
   }
   return out;
 }
@@ -58,12 +63,14 @@ struct Case {
   std::int64_t n_cols;
 };
 
-// Every float order the table holds for a type (one token, batched, repacked GEMV and GEMM).
-std::vector<std::pair<const char*, kernels::DotFn>> variants(const kernels::DotKernel& k) {
-  std::vector<std::pair<const char*, kernels::DotFn>> v{{"one-token", k.dot}};
-  if (k.dot_batched) v.emplace_back("batched", k.dot_batched);
-  if (k.dot_repacked) v.emplace_back("repacked", k.dot_repacked);
-  if (k.dot_repacked_x4) v.emplace_back("repacked-x4", k.dot_repacked_x4);
+// Every float order the table holds for a type (one token, batched, repacked GEMV and GEMM, and
+// wisp's own batch-invariant order), with the activation format each reads.
+std::vector<std::tuple<const char*, kernels::DotFn, ActFormat>> variants(const kernels::DotKernel& k) {
+  std::vector<std::tuple<const char*, kernels::DotFn, ActFormat>> v{{"one-token", k.dot, k.act}};
+  if (k.dot_batched) v.emplace_back("batched", k.dot_batched, k.act);
+  if (k.dot_repacked) v.emplace_back("repacked", k.dot_repacked, k.act);
+  if (k.dot_repacked_x4) v.emplace_back("repacked-x4", k.dot_repacked_x4, k.act);
+  if (k.dot_invariant) v.emplace_back("invariant", k.dot_invariant, k.act_invariant);
   return v;
 }
 
@@ -92,12 +99,12 @@ TEST_P(MatmulTypes, EveryVariantMatchesDoublePrecisionReferences) {
   x[5] = 40.0f;  // an outlier: one block with a much larger scale
 
   std::vector<float> wrow(static_cast<std::size_t>(c.n_cols));
-  for (const auto& [name, dot] : variants(*k)) {
+  for (const auto& [name, dot, fmt] : variants(*k)) {
     for (std::int64_t t = 0; t < n_tok; ++t) {
       const float* xt = x.data() + t * c.n_cols;
-      std::vector<std::uint8_t> act(kernels::act_row_bytes(k->act, c.n_cols));
-      kernels::convert_act_row(k->act, xt, act.data(), c.n_cols);
-      const auto a = dequantize_act(k->act, act, c.n_cols);
+      std::vector<std::uint8_t> act(kernels::act_row_bytes(fmt, c.n_cols));
+      kernels::convert_act_row(fmt, xt, act.data(), c.n_cols);
+      const auto a = dequantize_act(fmt, act, c.n_cols);
       for (std::int64_t r = 0; r < n_rows; ++r) {
         info.dequantize(w.row(r), wrow.data(), c.n_cols);
         double exact = 0.0, magnitude = 0.0, ideal = 0.0, conv_err = 0.0;
@@ -110,12 +117,16 @@ TEST_P(MatmulTypes, EveryVariantMatchesDoublePrecisionReferences) {
         // Q8_1 carries s = d * sum(q) as a half, from the float d rather than the half d the codes
         // use: the m * s term of Q4_1/Q5_1 is exact only to ~2 half ulps (ggml's numerics).
         double s_err = 0.0;
-        if (k->act == ActFormat::kQ8_1) {
+        // The split layout carries the same s (as a float) for Q4_1's invariant kernel.
+        const bool has_min = c.type == GgmlType::kQ4_1 || c.type == GgmlType::kQ5_1;
+        if (has_min && (fmt == ActFormat::kQ8_1 || fmt == ActFormat::kQ8_0Split)) {
           const auto* blocks = reinterpret_cast<const kernels::BlockQ8_1*>(act.data());
+          const kernels::Q8_0SplitRow split = kernels::q8_0_split_row(act.data(), c.n_cols);
           for (std::int64_t b = 0; b < c.n_cols / 32; ++b) {
             std::uint16_t m;
             std::memcpy(&m, w.row(r) + b * info.block_bytes + 2, 2);  // Q4_1/Q5_1: m follows d
-            s_err += std::abs(f16_to_f32(m) * f16_to_f32(blocks[b].s)) * std::ldexp(1.0, -10);
+            const float sb = fmt == ActFormat::kQ8_1 ? f16_to_f32(blocks[b].s) : split.s[b];
+            s_err += std::abs(f16_to_f32(m) * sb) * std::ldexp(1.0, -10);
           }
         }
         const double got = dot(w.row(r), act.data(), c.n_cols);
@@ -180,6 +191,43 @@ TEST(Matmul, AppliesThePerTokenChoice) {
       for (std::int64_t r = 0; r < rows; ++r) {
         ASSERT_EQ(y[t * rows + r], k->select(rows, n_tok, t)(w.row(r), act.data(), cols))
             << block_type(type).name << " token " << t << " row " << r;
+      }
+    }
+  }
+}
+
+// The batch-invariant order: every token of every batch size through the kernel's one invariant
+// function (wisp's own order where the ISA has one) on its own row's activation, so a token's
+// outputs are the same alone or batched (4+ tokens take the tiled paths, 1-3 the row paths).
+TEST(Matmul, BatchInvariantOrderIsOneFunctionForEveryToken) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    const std::int64_t rows = 40, cols = 768;
+    const auto wbytes = test::random_matrix(type, rows, cols, rng);
+    const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
+                                block_type(type).row_bytes(cols)};
+    const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
+    const std::int64_t max_tok = 9;
+    std::vector<float> x(static_cast<std::size_t>(max_tok * cols));
+    for (auto& v : x) v = normal(rng);
+    kernels::MatmulScratch scratch;
+    for (std::int64_t n_tok : {1, 3, 4, 9}) {
+      std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
+      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 2, kernels::DotOrder::kBatchInvariant);
+      for (std::int64_t t = 0; t < n_tok; ++t) {
+        const ActFormat f = k->act_for(rows, n_tok, t, kernels::DotOrder::kBatchInvariant);
+        const kernels::DotFn dot = k->select(rows, n_tok, t, kernels::DotOrder::kBatchInvariant);
+        if (k->dot_invariant != nullptr) {
+          EXPECT_EQ(dot, k->dot_invariant);
+          EXPECT_EQ(f, k->act_invariant);
+        }
+        std::vector<std::uint8_t> act(kernels::act_row_bytes(f, cols));
+        kernels::convert_act_row(f, x.data() + t * cols, act.data(), cols);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(y[t * rows + r], dot(w.row(r), act.data(), cols))
+              << block_type(type).name << " n_tok " << n_tok << " token " << t << " row " << r;
+        }
       }
     }
   }
