@@ -168,7 +168,7 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   }
 
   // One engine per model for the whole run; each window is a fresh session on it.
-  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx)};
+  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx), .exact = opt.exact};
   const std::shared_ptr<Engine> engine = Engine::create(model, eo);
   const std::shared_ptr<Engine> base_engine = base ? Engine::create(base, eo) : nullptr;
   const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_ctx)};

@@ -25,6 +25,10 @@ struct PplOptions {
   std::int64_t n_ctx = 512;
   std::int64_t max_chunks = 0;  // 0: every whole window
   int n_threads = 0;
+  // llama.cpp's float orders (EngineOptions::exact) instead of wisp's batch-invariant numerics:
+  // the reference run that the default numerics are measured against (save its logits, then
+  // score the default run with base_logits).
+  bool exact = false;
   std::FILE* log = stderr;      // running numbers per window; nullptr for silence
   // Saved base logits (why: a comparison table scores many models against one base; running the
   // base once and reading its log-probabilities back halves the work of every later row).

@@ -27,6 +27,9 @@ ArgParser make_parser() {
   p.option("save-logits").value_name("FILE").help(
       "write this model's log-probabilities at the scored positions (4 bytes x vocabulary per token)");
   p.option("threads", ArgKind::kInt).short_name('t').value_name("N").help("threads (default: all)");
+  p.flag("exact").help(
+      "llama.cpp's float orders (the reference numerics) instead of wisp's own batch-invariant ones; "
+      "to measure the default numerics: --exact --save-logits REF, then --kl-base-logits REF");
   p.flag("json").help("print the result as one JSON object on stdout");
   return p;
 }
@@ -44,6 +47,7 @@ int cmd_ppl(int argc, char** argv) {
   req.ppl.n_ctx = static_cast<std::int64_t>(args.positive("ctx"));
   if (auto n = args.opt_positive("chunks")) req.ppl.max_chunks = static_cast<std::int64_t>(*n);
   if (auto n = args.opt_positive("threads")) req.ppl.n_threads = static_cast<int>(*n);
+  req.ppl.exact = args.flag("exact");
   req.model_path = args.str("model");
   req.text_path = args.str("file");
   if (auto b = args.value("kl-base")) req.base_path = *b;
