@@ -28,8 +28,11 @@ struct Shape {
 
 // SmolLM2-135M: ffn_up (576 -> 1536), ffn_down (1536 -> 576), output (576 -> 49152);
 // Gemma 3 270M: ffn_down (2048 -> 640). K-quants need n_cols % 256 == 0.
-constexpr Shape kShapes[] = {
-    {"smollm2.ffn_up", 576, 1536}, {"smollm2.ffn_down", 1536, 576}, {"smollm2.output", 576, 49152}, {"gemma3.ffn_down", 2048, 640}};
+// The 1B shape (bench/make_shape_models.py): ffn_down (8192 -> 2048, 9 MiB in Q4_0: in the L3
+// cache) and the output projection (2048 -> 49152, larger than the cache: DRAM-bound).
+constexpr Shape kShapes[] = {{"smollm2.ffn_up", 576, 1536},  {"smollm2.ffn_down", 1536, 576},
+                             {"smollm2.output", 576, 49152}, {"gemma3.ffn_down", 2048, 640},
+                             {"1b.ffn_down", 8192, 2048},    {"1b.output", 2048, 49152}};
 
 // Random WQ rows: random planes and zero-points, moderate half scales.
 std::vector<std::uint8_t> random_wq(std::uint32_t id, const Shape& shape, std::mt19937& rng) {
@@ -47,7 +50,7 @@ std::vector<std::uint8_t> random_wq(std::uint32_t id, const Shape& shape, std::m
   return w;
 }
 
-void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa) {
+void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa, kernels::DotOrder order) {
   const auto* k = kernels::find_dot_kernel_for(type, isa);
   if (k == nullptr) {
     state.SkipWithError("ISA not supported on this CPU");
@@ -60,12 +63,14 @@ void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa) {
   std::vector<float> x(static_cast<std::size_t>(shape.n_cols));
   std::normal_distribution<float> normal;
   for (float& v : x) v = normal(rng);
-  std::vector<std::uint8_t> act(kernels::act_row_bytes(k->act, shape.n_cols));
+  const kernels::ActFormat f = k->act_for(shape.n_rows, 1, 0, order);
+  const kernels::DotFn dot = k->select(shape.n_rows, 1, 0, order);
+  std::vector<std::uint8_t> act(kernels::act_row_bytes(f, shape.n_cols));
   std::vector<float> y(static_cast<std::size_t>(shape.n_rows));
   for (auto _ : state) {
-    kernels::convert_act_row(k->act, x.data(), act.data(), shape.n_cols);
+    kernels::convert_act_row(f, x.data(), act.data(), shape.n_cols);
     for (std::int64_t r = 0; r < shape.n_rows; ++r) {
-      y[static_cast<std::size_t>(r)] = k->select(shape.n_rows, 1, 0)(w.data() + r * row_bytes, act.data(), shape.n_cols);
+      y[static_cast<std::size_t>(r)] = dot(w.data() + r * row_bytes, act.data(), shape.n_cols);
     }
     benchmark::DoNotOptimize(y.data());
   }
@@ -108,13 +113,21 @@ const int kRegistered = [] {
     for (const Shape& s : kShapes) {
       if (k_quant && s.n_cols % 256 != 0) continue;
       if (std::string(s.what) == "smollm2.output" && t != id(GgmlType::kQ8_0)) continue;  // the real model's type only
+      const bool one_b = std::string(s.what).starts_with("1b.");
+      if (one_b && t != id(GgmlType::kQ4_0) && t != id(GgmlType::kQ8_0) && t != id(GgmlType::kQ4_K) && t != id(GgmlType::kQ6_K)) continue;
 #if defined(__aarch64__)
       for (Isa isa : {Isa::kScalar, Isa::kNeon, Isa::kNeonDotprod}) {
 #else
       for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
 #endif
+        // llama.cpp's one-token order (ggml), and the engine's batch-invariant order (wisp's own
+        // kernel where the ISA has one).
         const std::string name = "gemv/" + tname + "/" + s.what + "/" + isa_name(isa);
-        benchmark::RegisterBenchmark(name.c_str(), gemv, t, s, isa);
+        benchmark::RegisterBenchmark(name.c_str(), gemv, t, s, isa, kernels::DotOrder::kGgml);
+        const kernels::DotKernel* k = kernels::find_dot_kernel_for(t, isa);
+        if (k != nullptr && k->dot_invariant != nullptr) {
+          benchmark::RegisterBenchmark((name + "/invariant").c_str(), gemv, t, s, isa, kernels::DotOrder::kBatchInvariant);
+        }
       }
     }
   }
