@@ -22,7 +22,7 @@
 #include "engine/scheduler.h"
 #include "model/model_state.h"
 #include "serve/api.h"
-#include "serve/connection.h"
+#include "serve/connection_watcher.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
 #include "tokenizer/tokenizer.h"
@@ -110,6 +110,9 @@ const char* status_type(int status) {
 struct Server::Impl {
   ServeOptions opts;
   std::string model_name;
+  // From bind(): notices clients that hang up. Declared before `http`, so it outlives the
+  // responses (and their watches) that the HTTP server's threads hold.
+  std::unique_ptr<ConnectionWatcher> watcher;
   httplib::Server http;
   std::thread http_thread;
   int bound_port = -1;
@@ -389,23 +392,23 @@ struct Server::Impl {
     std::shared_ptr<Job> job = submit(spec);
     const std::string id = random_id(endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-");
     const std::int64_t created = unix_now();
-    const int fd = find_connection_fd(req.remote_addr, req.remote_port, bound_port);
+    auto watch = std::make_shared<const ConnectionWatcher::Watch>(watcher->watch(req.remote_addr, req.remote_port));
     if (spec.stream) {
-      stream_answer(res, std::move(spec), job, id, created, fd);
+      stream_answer(res, std::move(spec), job, id, created, watch);
     } else {
-      whole_answer(res, spec, *job, id, created, fd);
+      whole_answer(res, spec, *job, id, created, *watch);
     }
   }
 
   void whole_answer(httplib::Response& res, const GenerationSpec& spec, Job& job, const std::string& id,
-                    std::int64_t created, int fd) {
+                    std::int64_t created, const ConnectionWatcher::Watch& watch) {
     std::vector<ChoiceState> choices(job.n_choices);
     for (;;) {
       if (drain(job, choices, nullptr) == choices.size()) break;
       std::unique_lock lock(job.mu);
       job.cv.wait_for(lock, kPollInterval, [&] { return !job.events.empty(); });
       lock.unlock();
-      if (peer_closed(fd)) {
+      if (watch.peer_closed()) {
         cancel_job(job);
         res.status = 499;  // nobody reads it: the client is gone
         return;
@@ -432,7 +435,7 @@ struct Server::Impl {
   }
 
   void stream_answer(httplib::Response& res, GenerationSpec spec_in, std::shared_ptr<Job> job, const std::string& id,
-                     std::int64_t created, int fd) {
+                     std::int64_t created, std::shared_ptr<const ConnectionWatcher::Watch> watch) {
     struct StreamState {
       GenerationSpec spec;
       std::vector<ChoiceState> choices;
@@ -449,7 +452,7 @@ struct Server::Impl {
     active_handlers.fetch_add(1);  // until the releaser: the stream outlives the handler
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, st, job, id, created, fd, chat](std::size_t, httplib::DataSink& sink) -> bool {
+        [this, st, job, id, created, watch, chat](std::size_t, httplib::DataSink& sink) -> bool {
           auto send = [&](const json& j) {
             const std::string line = "data: " + dump_json(j) + "\n\n";
             return sink.write(line.data(), line.size());
@@ -510,7 +513,7 @@ struct Server::Impl {
               sink.done();
               return true;
             }
-            if (peer_closed(fd) || (sink.is_writable && !sink.is_writable())) goto gone;
+            if (watch->peer_closed() || (sink.is_writable && !sink.is_writable())) goto gone;
             return true;
           }
         gone:
@@ -613,7 +616,10 @@ void Server::bind() {
   Impl& s = *impl_;
   s.install_routes();
   s.http.set_payload_max_length(s.opts.max_body);
-  s.http.set_keep_alive_timeout(5);
+  // An idle keep-alive connection holds its thread until this timeout, also after stop(): it
+  // bounds how long a shutdown waits for idle clients (wisp never touches the sockets httplib's
+  // threads own; see connection_watcher.h).
+  s.http.set_keep_alive_timeout(2);
   s.http.set_read_timeout(10);
   s.http.set_write_timeout(10);
   s.http.set_tcp_nodelay(true);
@@ -630,6 +636,7 @@ void Server::bind() {
     }
     s.bound_port = s.opts.port;
   }
+  s.watcher = std::make_unique<ConnectionWatcher>(s.bound_port);
   s.http_thread = std::thread([&s] { s.http.listen_after_bind(); });
 }
 
@@ -723,10 +730,6 @@ bool Server::shutdown(double deadline_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   s.http.stop();
-  // Idle keep-alive connections would otherwise hold their threads for the keep-alive timeout.
-  if (s.bound_port > 0) {
-    for (int fd : connection_fds(s.bound_port)) ::shutdown(fd, SHUT_RDWR);
-  }
   bool clean = true;
   if (s.http_thread.joinable()) {
     // listen_after_bind returns once its pool has joined every connection thread.
