@@ -2,7 +2,7 @@
 strings, n > 1, usage; greedy answers equal `wisp run`; the other routes."""
 import pytest
 
-from conftest import MODEL, run_wisp
+from conftest import MODEL, run_wisp, start_server
 
 PROMPT = "The capital of France is"
 
@@ -175,13 +175,24 @@ def test_metrics_format(server, client):
     assert m['wisp_time_to_first_token_seconds_bucket{le="+Inf"}'] == m["wisp_time_to_first_token_seconds_count"]
 
 
-def test_completion_logprobs_match_llama_cpp(client, server):
+@pytest.fixture(scope="module")
+def exact_client(tmp_path_factory):
+    """A server with --exact: llama.cpp's float orders, so its logits can be held to llama.cpp's.
+    (The default numerics are wisp's own order, measured against --exact in docs/engine.md.)"""
+    openai = pytest.importorskip("openai")
+    s = start_server(tmp_path_factory, "serve-exact", "--exact", "--ctx", "256", "--parallel", "2")
+    yield s, openai.OpenAI(base_url=s.base + "/v1", api_key="unused", max_retries=0, timeout=120)
+    rc, _ = s.stop()
+    assert rc == 0, s.log_text()
+
+
+def test_completion_logprobs_match_llama_cpp(exact_client):
     """Log-probabilities are the log-softmax of the model's raw logits: after each prefix of the
-    prompt (given as token ids) they equal llama.cpp's log-softmax after the same prefix. (Short
-    prefixes only: from the 6th token on, wisp's default numerics with 2 threads do not repeat
-    llama.cpp's logits exactly, nor always their own; see the report of the session that wrote this.)"""
+    prompt (given as token ids) they equal llama.cpp's log-softmax after the same prefix, on a
+    server with llama.cpp's float orders (--exact)."""
     np = pytest.importorskip("numpy")
     llama_cpp = pytest.importorskip("llama_cpp")
+    server, client = exact_client
     r = client.completions.create(model="m", prompt=PROMPT, max_tokens=8, temperature=0, logprobs=3)
     lp = r.choices[0].logprobs
     assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == len(lp.text_offset) == 8
