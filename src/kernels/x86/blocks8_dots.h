@@ -69,80 +69,149 @@ inline __m256i q8_lanes(const std::int8_t* x, const std::int8_t* a) {
   return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 
-// The common loop: Sums(x + b, qs + 32 b) gives the 8 exact block sums of a full group,
-// Sum1(x[b], qs + 32 b) one block's; the minimum chain only for blocks with a field m.
-template <class Block, bool kMin, class Sums, class Sum1>
-inline float blocks8_dot(const void* w, const void* a, std::int64_t n, Sums&& sums, Sum1&& sum1) {
+// The common loop, for T activation rows against one weight row (T = 1: the one-token kernel;
+// T = 4: the prefill variant, DotTok4Fn). Prep(x + b, pw) loads the 8 weight blocks of a group
+// once for every token (the 4-bit codes unpacked to bytes); Sums(pw, qs + 32 b, sums) gives one
+// token's 8 exact block sums of the group; Sum1(x[b], qs + 32 b, sum) one block's (the tail); the
+// minimum chain only for blocks with a field m. Every token's outputs go through exactly the
+// float operations, in the order, of T = 1, so the variants equal the one-token kernel bit for bit.
+template <class Block, bool kMin, int T, class Prep, class Sums, class Sum1>
+inline void blocks8_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out, Prep&& prep,
+                         Sums&& sums, Sum1&& sum1) {
   const auto* x = static_cast<const Block*>(w);
-  const Q8_0SplitRow y = q8_0_split_row(a, n);
+  Q8_0SplitRow y[T];
+  for (int k = 0; k < T; ++k) y[k] = q8_0_split_row(static_cast<const std::uint8_t*>(a) + k * a_stride, n);
   const std::int64_t nb = n / kQK;
-  __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
-  const auto step = [&](const Block* xb, __m256i isum, __m256 dy, __m256 sy) {
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(halves8(xb, [](const Block& v) { return v.d; }), dy), acc);
-    if constexpr (kMin) macc = _mm256_fmadd_ps(halves8(xb, [](const Block& v) { return v.m; }), sy, macc);
+  __m256 acc[T], macc[T];
+  for (int k = 0; k < T; ++k) acc[k] = macc[k] = _mm256_setzero_ps();
+  const auto step = [&](int k, const __m256 xd, const __m256 xm, __m256i isum, __m256 dy, __m256 sy) {
+    acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(xd, dy), acc[k]);
+    if constexpr (kMin) macc[k] = _mm256_fmadd_ps(xm, sy, macc[k]);
   };
+  const auto d_of = [](const Block& v) { return v.d; };
   std::int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
     // Software prefetch a few KiB ahead of the weight stream (the next rows of a matrix follow in
     // memory; a hint past the end never faults): measured +16% single-thread DRAM bandwidth on
     // the AVX2 EPYC over the hardware prefetcher alone.
     prefetch_ahead(x + b, sizeof(Block) * 8);
-    const __m256 dy = _mm256_loadu_ps(y.d + b);
-    const __m256 sy = kMin ? _mm256_loadu_ps(y.s + b) : _mm256_setzero_ps();
-    step(x + b, sums(x + b, y.qs + b * kQK, load32(y.sum + b)), dy, sy);
+    const __m256 xd = halves8(x + b, d_of);
+    __m256 xm = _mm256_setzero_ps();
+    if constexpr (kMin) xm = halves8(x + b, [](const Block& v) { return v.m; });
+    __m256i pw[8];
+    prep(x + b, pw);
+    for (int k = 0; k < T; ++k) {
+      const __m256 dy = _mm256_loadu_ps(y[k].d + b);
+      const __m256 sy = kMin ? _mm256_loadu_ps(y[k].s + b) : _mm256_setzero_ps();
+      step(k, xd, xm, sums(pw, y[k].qs + b * kQK, load32(y[k].sum + b)), dy, sy);
+    }
   }
   if (b < nb) {
     // The tail: the same operations on zero lanes beyond the row (fma(0, 0, acc) is acc: acc
     // starts at +0 and never becomes -0 under round-to-nearest).
-    alignas(32) std::int32_t is[8] = {};
-    alignas(32) float yd[8] = {}, ys[8] = {};
     Block xb[8] = {};
-    for (std::int64_t k = 0; k < nb - b; ++k) {
-      xb[k] = x[b + k];
-      is[k] = sum1(x[b + k], y.qs + (b + k) * kQK, y.sum[b + k]);
-      yd[k] = y.d[b + k];
-      ys[k] = y.s[b + k];
+    for (std::int64_t k = 0; k < nb - b; ++k) xb[k] = x[b + k];
+    const __m256 xd = halves8(xb, d_of);
+    __m256 xm = _mm256_setzero_ps();
+    if constexpr (kMin) xm = halves8(xb, [](const Block& v) { return v.m; });
+    for (int t = 0; t < T; ++t) {
+      alignas(32) std::int32_t is[8] = {};
+      alignas(32) float yd[8] = {}, ys[8] = {};
+      for (std::int64_t k = 0; k < nb - b; ++k) {
+        is[k] = sum1(x[b + k], y[t].qs + (b + k) * kQK, y[t].sum[b + k]);
+        yd[k] = y[t].d[b + k];
+        ys[k] = y[t].s[b + k];
+      }
+      step(t, xd, xm, _mm256_load_si256(reinterpret_cast<const __m256i*>(is)), _mm256_load_ps(yd), _mm256_load_ps(ys));
     }
-    step(xb, _mm256_load_si256(reinterpret_cast<const __m256i*>(is)), _mm256_load_ps(yd), _mm256_load_ps(ys));
   }
-  return hsum8(_mm256_add_ps(acc, macc));
+  for (int k = 0; k < T; ++k) out[k] = hsum8(_mm256_add_ps(acc[k], macc[k]));
 }
 
-float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n) {
-  return blocks8_dot<BlockQ4_0, false>(
-      w, a, n,
-      [](const BlockQ4_0* x, const std::int8_t* qs, __m256i sum) {
-        const __m256i p[8] = {q4_pairs(x[0].qs, qs),       q4_pairs(x[1].qs, qs + 32),  q4_pairs(x[2].qs, qs + 64),
-                              q4_pairs(x[3].qs, qs + 96),  q4_pairs(x[4].qs, qs + 128), q4_pairs(x[5].qs, qs + 160),
-                              q4_pairs(x[6].qs, qs + 192), q4_pairs(x[7].qs, qs + 224)};
-        // The offset 8 of the codes, through the activation sums: sum((q - 8) a) = sum(q a) - 8 sum(a).
-        return _mm256_sub_epi32(sum16x8(p), _mm256_slli_epi32(sum, 3));
+// The 4-bit codes of 8 blocks unpacked to bytes.
+template <class Block>
+inline void prep_q4(const Block* x, __m256i (&pw)[8]) {
+  for (int i = 0; i < 8; ++i) pw[i] = nibbles32(x[i].qs);
+}
+
+// One token's 8 block sums against unpacked 4-bit codes (<= 15) with int8 activation codes in
+// [-127, 127]: each pair sum <= 2 * 15 * 127, and sum16x8 adds 8 of them, <= 30480 < 2^15.
+inline __m256i q4_sums(const __m256i (&pw)[8], const std::int8_t* qs) {
+  const __m256i p[8] = {_mm256_maddubs_epi16(pw[0], load32(qs)),       _mm256_maddubs_epi16(pw[1], load32(qs + 32)),
+                        _mm256_maddubs_epi16(pw[2], load32(qs + 64)),  _mm256_maddubs_epi16(pw[3], load32(qs + 96)),
+                        _mm256_maddubs_epi16(pw[4], load32(qs + 128)), _mm256_maddubs_epi16(pw[5], load32(qs + 160)),
+                        _mm256_maddubs_epi16(pw[6], load32(qs + 192)), _mm256_maddubs_epi16(pw[7], load32(qs + 224))};
+  return sum16x8(p);
+}
+
+// The 8 int32 lanes of a Q8_0 block xv with activation codes in [-127, 127]: |x| times a with x's
+// sign, exact for any int8 x (pair sums <= 2 * 128 * 127 < 2^15).
+inline __m256i q8_lanes_of(__m256i xv, const std::int8_t* a) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(xv, xv), _mm256_sign_epi8(load32(a), xv));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+template <int T>
+inline void q4_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  blocks8_dots<BlockQ4_0, false, T>(
+      w, a, a_stride, n, out, prep_q4<BlockQ4_0>,
+      // The offset 8 of the codes, through the activation sums: sum((q - 8) a) = sum(q a) - 8 sum(a).
+      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i sum) {
+        return _mm256_sub_epi32(q4_sums(pw, qs), _mm256_slli_epi32(sum, 3));
       },
       [](const BlockQ4_0& x, const std::int8_t* qs, std::int32_t sum) { return q4_block_sum(x.qs, qs) - 8 * sum; });
 }
 
-float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
-  return blocks8_dot<BlockQ4_1, true>(
-      w, a, n,
-      [](const BlockQ4_1* x, const std::int8_t* qs, __m256i) {
-        const __m256i p[8] = {q4_pairs(x[0].qs, qs),       q4_pairs(x[1].qs, qs + 32),  q4_pairs(x[2].qs, qs + 64),
-                              q4_pairs(x[3].qs, qs + 96),  q4_pairs(x[4].qs, qs + 128), q4_pairs(x[5].qs, qs + 160),
-                              q4_pairs(x[6].qs, qs + 192), q4_pairs(x[7].qs, qs + 224)};
-        return sum16x8(p);
-      },
+template <int T>
+inline void q4_1_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  blocks8_dots<BlockQ4_1, true, T>(
+      w, a, a_stride, n, out, prep_q4<BlockQ4_1>,
+      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i) { return q4_sums(pw, qs); },
       [](const BlockQ4_1& x, const std::int8_t* qs, std::int32_t) { return q4_block_sum(x.qs, qs); });
 }
 
-float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n) {
-  return blocks8_dot<BlockQ8_0, false>(
-      w, a, n,
-      [](const BlockQ8_0* x, const std::int8_t* qs, __m256i) {
-        const __m256i p[8] = {q8_lanes(x[0].qs, qs),       q8_lanes(x[1].qs, qs + 32),  q8_lanes(x[2].qs, qs + 64),
-                              q8_lanes(x[3].qs, qs + 96),  q8_lanes(x[4].qs, qs + 128), q8_lanes(x[5].qs, qs + 160),
-                              q8_lanes(x[6].qs, qs + 192), q8_lanes(x[7].qs, qs + 224)};
+template <int T>
+inline void q8_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  blocks8_dots<BlockQ8_0, false, T>(
+      w, a, a_stride, n, out,
+      [](const BlockQ8_0* x, __m256i (&pw)[8]) {
+        for (int i = 0; i < 8; ++i) pw[i] = load32(x[i].qs);
+      },
+      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i) {
+        const __m256i p[8] = {q8_lanes_of(pw[0], qs),       q8_lanes_of(pw[1], qs + 32),  q8_lanes_of(pw[2], qs + 64),
+                              q8_lanes_of(pw[3], qs + 96),  q8_lanes_of(pw[4], qs + 128), q8_lanes_of(pw[5], qs + 160),
+                              q8_lanes_of(pw[6], qs + 192), q8_lanes_of(pw[7], qs + 224)};
         return sum32x8(p);
       },
       [](const BlockQ8_0& x, const std::int8_t* qs, std::int32_t) { return hsum_i32(q8_lanes(x.qs, qs)); });
+}
+
+float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n) {
+  float out;
+  q4_0_dots<1>(w, a, 0, n, &out);
+  return out;
+}
+float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
+  float out;
+  q4_1_dots<1>(w, a, 0, n, &out);
+  return out;
+}
+float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n) {
+  float out;
+  q8_0_dots<1>(w, a, 0, n, &out);
+  return out;
+}
+
+// The prefill variants (DotTok4Fn): four activation rows, each weight group loaded and unpacked
+// once for the four.
+void tok4_q4_0_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  q4_0_dots<4>(w, a, a_stride, n, out);
+}
+void tok4_q4_1_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  q4_1_dots<4>(w, a, a_stride, n, out);
+}
+void tok4_q8_0_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  q8_0_dots<4>(w, a, a_stride, n, out);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "formats/block_types.h"
 #include "kernels/act_quant.h"
 #include "kernels/multi_dots.h"
+#include "kernels/x86/blocks8_dots.h"
 #include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"
 #include "kernels/x86/simd.h"

@@ -29,6 +29,7 @@ kernels::DotFn slot_fn(const kernels::DotKernel& k, kernels::DotSlot s) {
     case kernels::DotSlot::kBatched: return k.dot_batched;
     case kernels::DotSlot::kRepacked: return k.dot_repacked;
     case kernels::DotSlot::kRepackedX4: return k.dot_repacked_x4;
+    case kernels::DotSlot::kInvariant: return k.dot_invariant;
   }
   return nullptr;
 }
@@ -107,12 +108,23 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       const kernels::MultiDot& m = entries[e];
       const kernels::DotKernel* ref = kernels::find_scalar_dot_kernel(m.weight_type);
       ASSERT_NE(ref, nullptr);
-      const kernels::DotFn single = slot_fn(*ref, m.slot);
+      // wisp's own order has no entry in the scalar table (the scalar path runs llama.cpp's
+      // order); its scalar form is its own function.
+      kernels::DotFn single = slot_fn(*ref, m.slot);
+      if (m.slot == kernels::DotSlot::kInvariant) {
+        const auto t = static_cast<GgmlType>(m.weight_type);
+        single = t == GgmlType::kQ4_0 ? kernels::scalar::dot_q4_0_blocks8
+                 : t == GgmlType::kQ4_1 ? kernels::scalar::dot_q4_1_blocks8
+                 : t == GgmlType::kQ8_0 ? kernels::scalar::dot_q8_0_blocks8
+                                        : nullptr;
+      }
       ASSERT_NE(single, nullptr) << "a variant for an empty slot";
       const auto type = static_cast<GgmlType>(m.weight_type);
       const BlockTypeInfo& info = block_type(type);
       std::mt19937 rng(1234 + static_cast<unsigned>(e));
-      const std::int64_t blk = std::max<std::int64_t>(kernels::act_block_elems(ref->act), info.block_elems);
+      // The activation format of the slot: wisp's own order has its own (act_invariant).
+      const kernels::ActFormat act = m.slot == kernels::DotSlot::kInvariant ? kernels::ActFormat::kQ8_0Split : ref->act;
+      const std::int64_t blk = std::max<std::int64_t>(kernels::act_block_elems(act), info.block_elems);
       for (std::int64_t n : {blk, 2 * blk, 18 * blk, 65 * blk}) {
         for (int adversarial = 0; adversarial < 2; ++adversarial) {
           const std::string where = std::string(isa_name(isa)) + " " + info.name + " slot " +
@@ -126,8 +138,8 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
             if (is_wq_type(m.weight_type)) fix_wq_headers(m.weight_type, w, rng);
           }
           const std::size_t w_stride = info.row_bytes(n);
-          const auto a = activations(ref->act, 4, n, rng);
-          const std::size_t a_stride = kernels::act_row_bytes(ref->act, n);
+          const auto a = activations(act, 4, n, rng);
+          const std::size_t a_stride = kernels::act_row_bytes(act, n);
           float out[4];
           if (m.tok4 != nullptr) {
             for (int r = 0; r < 4; ++r) {
@@ -169,8 +181,9 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
 }
 
 // Through the matmul: batches that mix four-token groups with a tail, and row counts that mix
-// four-row groups with a tail, give what one-output calls give.
+// four-row groups with a tail, give what one-output calls give, in both float orders.
 TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
+  for (kernels::DotOrder order : {kernels::DotOrder::kGgml, kernels::DotOrder::kBatchInvariant}) {
   std::mt19937 rng(99);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
@@ -186,18 +199,20 @@ TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
       for (auto& v : x) v = normal(rng);
       std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
       kernels::MatmulScratch scratch;
-      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1);
+      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1, order);
       const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
       for (std::int64_t t = 0; t < n_tok; ++t) {
-        const kernels::ActFormat f = k->act_for(rows, n_tok, t);
+        const kernels::ActFormat f = k->act_for(rows, n_tok, t, order);
         std::vector<std::uint8_t> act(kernels::act_row_bytes(f, cols));
         kernels::convert_act_row(f, x.data() + t * cols, act.data(), cols);
         for (std::int64_t r = 0; r < rows; ++r) {
-          ASSERT_TRUE(same_bits(y[t * rows + r], k->select(rows, n_tok, t)(w.row(r), act.data(), cols)))
-              << block_type(type).name << " rows " << rows << " tokens " << n_tok << " token " << t << " row " << r;
+          ASSERT_TRUE(same_bits(y[t * rows + r], k->select(rows, n_tok, t, order)(w.row(r), act.data(), cols)))
+              << block_type(type).name << " rows " << rows << " tokens " << n_tok << " token " << t << " row " << r
+              << (order == kernels::DotOrder::kGgml ? " (llama.cpp's order)" : " (batch-invariant order)");
         }
       }
     }
+  }
   }
 }
 
