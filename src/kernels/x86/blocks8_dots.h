@@ -61,10 +61,9 @@ inline int q4_block_sum(const std::uint8_t* qs, const std::int8_t* a) {
   return hsum_i32(_mm256_madd_epi16(q4_pairs(qs, a), _mm256_set1_epi16(1)));
 }
 
-// The 8 int32 lanes of a Q8_0 block with activation codes in [-127, 127]: |x| times a with x's
+// The 8 int32 lanes of a Q8_0 block xv with activation codes in [-127, 127]: |x| times a with x's
 // sign, exact for any int8 x (pair sums <= 2 * 128 * 127 < 2^15).
-inline __m256i q8_lanes(const std::int8_t* x, const std::int8_t* a) {
-  const __m256i xv = load32(x);
+inline __m256i q8_lanes_of(__m256i xv, const std::int8_t* a) {
   const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(xv, xv), _mm256_sign_epi8(load32(a), xv));
   return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
@@ -144,12 +143,6 @@ inline __m256i q4_sums(const __m256i (&pw)[8], const std::int8_t* qs) {
   return sum16x8(p);
 }
 
-// The 8 int32 lanes of a Q8_0 block xv with activation codes in [-127, 127]: |x| times a with x's
-// sign, exact for any int8 x (pair sums <= 2 * 128 * 127 < 2^15).
-inline __m256i q8_lanes_of(__m256i xv, const std::int8_t* a) {
-  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(xv, xv), _mm256_sign_epi8(load32(a), xv));
-  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
 
 template <int T>
 inline void q4_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
@@ -183,7 +176,7 @@ inline void q8_0_dots(const void* w, const void* a, std::size_t a_stride, std::i
                               q8_lanes_of(pw[6], qs + 192), q8_lanes_of(pw[7], qs + 224)};
         return sum32x8(p);
       },
-      [](const BlockQ8_0& x, const std::int8_t* qs, std::int32_t) { return hsum_i32(q8_lanes(x.qs, qs)); });
+      [](const BlockQ8_0& x, const std::int8_t* qs, std::int32_t) { return hsum_i32(q8_lanes_of(load32(x.qs), qs)); });
 }
 
 float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n) {
