@@ -2,14 +2,15 @@
 //
 // A quantized row is a sequence of blocks; each block holds the codes of a fixed number of values
 // and the scales that turn codes back into floats. Fields named `d`, `m`, `dmin` are IEEE half
-// floats kept as raw bits (convert with formats/half.h). Block sizes are all even, and GGUF
-// aligns tensor data, so blocks start 2-byte aligned in a file; code that may see arbitrary
-// pointers should still memcpy a block rather than cast.
+// floats kept as raw bits (convert with formats/half.h). Block sizes are even but for MXFP4's
+// 17 bytes, and GGUF aligns tensor data, so most blocks start 2-byte aligned in a file; code that
+// may see arbitrary pointers should memcpy a block rather than cast.
 //
 // Value order inside a block is the part that is easy to get wrong; each struct says it. "Element
 // j" is the j-th value of the block in row order.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace wisp {
@@ -132,5 +133,69 @@ struct BlockQ6_K {
   std::uint16_t d;
 };
 static_assert(sizeof(BlockQ6_K) == 210);
+
+// ---- The non-linear and ternary types (IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) ---------------------
+
+// IQ4_NL's 16 code values: a non-uniform grid (denser near zero), value = d * kIq4NlValues[q].
+// Also the codebook of IQ4_XS. The numbers are the type's definition (gguf.quants.IQ4_NL.kvalues).
+inline constexpr std::int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                 1,    13,   25,  38,  53,  69,  89,  113};
+
+// IQ4_NL: 32 values, 4-bit indices into kIq4NlValues, nibble order as Q4_0 (element j < 16 the
+// low nibble of qs[j], j + 16 the high nibble).
+struct BlockIQ4_NL {
+  std::uint16_t d;
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// IQ4_XS: 256 values as 8 sub-blocks of 32, each an IQ4_NL block without its own d: a 6-bit
+// scale (stored biased by 32) whose low 4 bits are nibble s % 2 of scales_l[s / 2] and high 2 bits
+// are bits 2s, 2s + 1 of scales_h. value = (d * (sc - 32)) * kIq4NlValues[q]; element 32s + j takes
+// the low nibble of qs[16s + j] (j < 16) or the high nibble of qs[16s + j - 16].
+struct BlockIQ4_XS {
+  std::uint16_t d;
+  std::uint16_t scales_h;
+  std::uint8_t scales_l[kQK_K / 64];
+  std::uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// TQ1_0: ternary values {-1, 0, 1} * d, five trits per byte (1.6875 bits per weight). A byte b
+// holds trits as a base-3 fraction scaled to 256: trit p (p = 0 first) of b is
+// ((uint8(b * 3^p) * 3) >> 8), minus 1. Element order: qs[0..31] give elements 32p + j (p < 5),
+// qs[32..47] elements 160 + 16p + j, qh[0..3] (four trits each) elements 240 + 4p + j.
+struct BlockTQ1_0 {
+  std::uint8_t qs[(kQK_K - 4 * kQK_K / 64) / 5];
+  std::uint8_t qh[kQK_K / 64];
+  std::uint16_t d;
+};
+static_assert(sizeof(BlockTQ1_0) == 54);
+
+// TQ2_0: ternary values with 2-bit codes q in {0, 1, 2}, value = d * (q - 1); element
+// 128c + 32s + j = (qs[32c + j] >> 2s) & 3 (Q2_K's bit-plane order).
+struct BlockTQ2_0 {
+  std::uint8_t qs[kQK_K / 4];
+  std::uint16_t d;
+};
+static_assert(sizeof(BlockTQ2_0) == 66);
+
+// MXFP4's codes: E2M1 floats doubled so they are integers (value = half_scale * kMxfp4Values[q]).
+inline constexpr std::int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// MXFP4 (OCP microscaling): 32 values, 4-bit E2M1 codes in Q4_0's nibble order and one E8M0 shared
+// exponent e: value = 2^(e - 128) * kMxfp4Values[q] (half of 2^(e - 127), because the values are
+// doubled). 17 bytes: blocks are byte-aligned only.
+struct BlockMXFP4 {
+  std::uint8_t e;
+  std::uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockMXFP4) == 17);
+
+// 2^(e - 128) as ggml computes it (ggml_e8m0_to_fp32_half): subnormal for e < 2.
+inline float e8m0_to_f32_half(std::uint8_t e) {
+  const std::uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<std::uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
 
 }  // namespace wisp

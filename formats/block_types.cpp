@@ -31,7 +31,12 @@ constexpr std::array kBlockTypes = {
     BlockTypeInfo{12, "Q4_K", kQK_K, sizeof(BlockQ4_K), dequantize_q4_k, nullptr},
     BlockTypeInfo{13, "Q5_K", kQK_K, sizeof(BlockQ5_K), dequantize_q5_k, nullptr},
     BlockTypeInfo{14, "Q6_K", kQK_K, sizeof(BlockQ6_K), dequantize_q6_k, nullptr},
+    BlockTypeInfo{20, "IQ4_NL", kQK, sizeof(BlockIQ4_NL), dequantize_iq4_nl, nullptr},
+    BlockTypeInfo{23, "IQ4_XS", kQK_K, sizeof(BlockIQ4_XS), dequantize_iq4_xs, nullptr},
     BlockTypeInfo{30, "BF16", 1, 2, dequantize_bf16, quantize_bf16},
+    BlockTypeInfo{34, "TQ1_0", kQK_K, sizeof(BlockTQ1_0), dequantize_tq1_0, nullptr},
+    BlockTypeInfo{35, "TQ2_0", kQK_K, sizeof(BlockTQ2_0), dequantize_tq2_0, nullptr},
+    BlockTypeInfo{39, "MXFP4", kQK, sizeof(BlockMXFP4), dequantize_mxfp4, nullptr},
 };
 
 constexpr bool ids_ascending() {

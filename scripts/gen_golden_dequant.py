@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Golden data for wisp's block-type reference kernels (formats/blocks/), from the `gguf` package.
 
-The oracle is gguf.quants (gguf 0.19.0, numpy): its dequantize for every registered type and its
-quantize for F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0. wisp must match it bit for bit.
+The oracle is gguf.quants (gguf 0.19.0, numpy): its dequantize for every registered type (the
+legacy and K-quant types, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4) and its quantize for F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0. wisp must match it bit for bit.
 
 Writes, under tests/golden/dequant/ (or --out):
   <model stem>.json   one per real model in --models: for every tensor its name, type, ne, the
@@ -46,10 +46,13 @@ MODELS = ["SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"]
 QUANTIZABLE = [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
 LEGACY = [T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
 DEQUANT_ONLY = [T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K]
+# Added later (issue 13); their cases come after all of the above so the earlier data is unchanged.
+NONLINEAR = [T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4]
 # Byte offsets of the IEEE half fields inside one block (d, and dmin/m where present).
 HALF_FIELDS = {
     T.Q4_0: [0], T.Q4_1: [0, 2], T.Q5_0: [0], T.Q5_1: [0, 2], T.Q8_0: [0],
     T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
+    T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64], T.MXFP4: [],  # MXFP4: an E8M0 byte
 }
 
 
@@ -286,6 +289,18 @@ def synthetic(out_dir: str) -> None:
     bf = rng.integers(0, 65536, (3, 4, 64), dtype=np.uint64).astype("<u2")
     writer.add_tensor("bf16.raw", bf.view(np.uint8).reshape(3, 4, 128), raw_dtype=T.BF16)
     add("bf16.raw", T.BF16, bf.view(np.uint8).reshape(12, 128), [64, 4, 3], {})
+
+    # The non-linear, ternary and microscaling types: raw random blocks as above (every byte value,
+    # so every codebook index, sign and exponent), after the older cases.
+    for qtype in NONLINEAR:
+        block_elems, _ = GGML_QUANT_SIZES[qtype]
+        n_blocks = 64 if block_elems == 32 else 32
+        raw = random_blocks(rng, qtype, n_blocks - 5)
+        per_row = 256 // block_elems if block_elems < 256 else 2
+        rows = raw.reshape(-1, per_row * raw.shape[1])
+        name = f"{qtype.name.lower()}.raw"
+        writer.add_tensor(name, rows, raw_dtype=qtype)
+        add(name, qtype, rows, [per_row * block_elems, rows.shape[0]], {})
 
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

@@ -87,7 +87,9 @@ constexpr KnownType kKnown[] = {
     {"Q4_1", 3, 32, 20, 5.0, true},     {"Q5_0", 6, 32, 22, 5.5, true},     {"Q5_1", 7, 32, 24, 6.0, true},
     {"Q8_0", 8, 32, 34, 8.5, true},     {"Q2_K", 10, 256, 84, 2.625, false}, {"Q3_K", 11, 256, 110, 3.4375, false},
     {"Q4_K", 12, 256, 144, 4.5, false}, {"Q5_K", 13, 256, 176, 5.5, false}, {"Q6_K", 14, 256, 210, 6.5625, false},
-    {"BF16", 30, 1, 2, 16.0, true},
+    {"IQ4_NL", 20, 32, 18, 4.5, false}, {"IQ4_XS", 23, 256, 136, 4.25, false},
+    {"BF16", 30, 1, 2, 16.0, true},     {"TQ1_0", 34, 256, 54, 1.6875, false}, {"TQ2_0", 35, 256, 66, 2.0625, false},
+    {"MXFP4", 39, 32, 17, 4.25, false},
 };
 
 TEST(BlockTypes, RegistryMatchesGgmlSizes) {
@@ -120,14 +122,15 @@ TEST(BlockTypes, LookupByNameIsCaseInsensitive) {
   EXPECT_EQ(find_block_type("Q4_1"), &block_type(GgmlType::kQ4_1));
   EXPECT_EQ(find_block_type("Q4"), nullptr);
   EXPECT_EQ(find_block_type(""), nullptr);
-  EXPECT_EQ(find_block_type("IQ2_XXS"), nullptr);
+  EXPECT_EQ(find_block_type("iq4_xs"), &block_type(GgmlType::kIQ4_XS));
+  EXPECT_EQ(find_block_type("MXFP4"), &block_type(GgmlType::kMXFP4));
 }
 
 TEST(BlockTypes, UnimplementedIdsAreAbsent) {
   EXPECT_EQ(find_block_type(4u), nullptr);   // removed Q4_2
   EXPECT_EQ(find_block_type(9u), nullptr);   // Q8_1: no reference in the gguf package
   EXPECT_EQ(find_block_type(15u), nullptr);  // Q8_K: likewise
-  EXPECT_EQ(find_block_type(16u), nullptr);  // IQ2_XXS
+  EXPECT_EQ(find_block_type(24u), nullptr);  // I8: an integer tensor, not a block type of weights
   EXPECT_EQ(find_block_type(0xffffffffu), nullptr);
   EXPECT_THROW(block_type(GgmlType::kQ8_K), Error);
 }
