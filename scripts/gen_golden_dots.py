@@ -14,7 +14,14 @@ Writes tests/golden/dots/<TYPE>_K<k>_N<n>.bin, one per case:
   N*M float32 results (token-major: result[t][row]).
 Random weights: random code bytes with the half scale fields set to moderate values (as
 tests/unit/kernels/random_blocks.h does); one row of all-0xff codes and one of all-zero codes.
-Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tests/golden/dots]
+Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tests/golden/dots] [--types A,B]
+
+The float types' one-token and tinyBLAS orders differ between AVX2 and AVX-512 builds of
+libggml-cpu, so their goldens must come from the AVX-512 reference machine. The IQ4_NL, IQ4_XS,
+TQ1_0, TQ2_0 and MXFP4 cases were made on an AVX2 machine (--types IQ4_NL,IQ4_XS,TQ1_0,TQ2_0,MXFP4):
+ggml's kernels for them have one x86 path for AVX2 and AVX-512 alike (the `__AVX2__` branch of
+ggml_vec_dot_*, tinyBLAS's Q0 kernel, the tiled GEMM's epilogue), and the K-quant files this
+machine regenerates are byte-identical to the reference machine's.
 """
 import argparse
 import ctypes
@@ -34,6 +41,11 @@ TYPES = {
     "Q4_K": (12, 256, 144, [0, 2]),
     "Q5_K": (13, 256, 176, [0, 2]),
     "Q6_K": (14, 256, 210, [208]),
+    "IQ4_NL": (20, 32, 18, [0]),
+    "IQ4_XS": (23, 256, 136, [0]),
+    "TQ1_0": (34, 256, 54, [52]),
+    "TQ2_0": (35, 256, 66, [64]),
+    "MXFP4": (39, 32, 17, []),  # byte 0 is an E8M0 exponent, set below
 }
 
 # (type, K values per row, N tokens): one token and batches for every type; K not a multiple of
@@ -47,6 +59,13 @@ CASES = [
     # Tails that reach ggml_vec_dot_f32's fused last elements (tail % 8 != 0), and a batch whose K
     # is a multiple of 16 but not of 32 (BF16's tinyBLAS declines it: the one-token order).
     ("F32", 1021, 1), ("F32", 1011, 1), ("F16", 1021, 1), ("BF16", 1021, 1), ("BF16", 1008, 3),
+    # The codebook and ternary types (after the above, so their random data is unchanged): one token
+    # with an even and an odd block count (ggml's paired loop and its scalar tail), tinyBLAS
+    # batches (IQ4_NL), the tiled GEMM (IQ4_XS at 8 tokens) and one-token dots for small batches.
+    ("IQ4_NL", 1024, 1), ("IQ4_NL", 1056, 1), ("IQ4_NL", 1024, 3), ("IQ4_NL", 1056, 8),
+    ("IQ4_XS", 2048, 1), ("IQ4_XS", 1024, 3), ("IQ4_XS", 1024, 8),
+    ("TQ1_0", 2048, 1), ("TQ1_0", 1024, 8), ("TQ2_0", 2048, 1), ("TQ2_0", 1024, 8),
+    ("MXFP4", 1024, 1), ("MXFP4", 1056, 1), ("MXFP4", 1024, 8),
 ]
 M = 8
 
@@ -103,6 +122,8 @@ def random_weights(rng, name, k):
         s = rng.uniform(0.001, 0.05, size=nb).astype(np.float16).view(np.uint16)
         w[:, off] = (s & 0xFF).astype(np.uint8)
         w[:, off + 1] = (s >> 8).astype(np.uint8)
+    if name == "MXFP4":  # shared exponents 2^-10 .. 2^-3: moderate scales, as the halves above
+        w[:, 0] = rng.integers(118, 126, size=nb, dtype=np.uint8)
     return w.tobytes()
 
 
@@ -129,15 +150,21 @@ def run_case(base, cpu, rng, name, k, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "golden", "dots"))
+    ap.add_argument("--types", help="comma-separated types: write only their cases (the random stream is the same)")
     args = ap.parse_args()
+    only = set(args.types.split(",")) if args.types else None
     os.makedirs(args.out, exist_ok=True)
     base, cpu = load_ggml()
     rng = np.random.default_rng(20240607)
+    written = 0
     for name, k, n in CASES:
         data = run_case(base, cpu, rng, name, k, n)
+        if only is not None and name not in only:
+            continue
+        written += 1
         with open(os.path.join(args.out, f"{name}_K{k}_N{n}.bin"), "wb") as f:
             f.write(data)
-    print(f"wrote {len(CASES)} cases to {args.out} (llama-cpp-python {llama_cpp.__version__})")
+    print(f"wrote {written} cases to {args.out} (llama-cpp-python {llama_cpp.__version__})")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,16 @@ float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q6_k_tiled(const void* w, const void* a, std::int64_t n);
+// The codebook and ternary types (dot_nonlinear.cpp): one token, tinyBLAS batches (IQ4_NL),
+// the tiled GEMM (IQ4_XS, 8+ tokens) and the repacked GEMV/GEMM (IQ4_NL, rows % 8 == 0).
+float dot_iq4_nl(const void* w, const void* a, std::int64_t n);
+float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n);
+float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n);
+float dot_iq4_xs(const void* w, const void* a, std::int64_t n);
+float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n);
+float dot_mxfp4(const void* w, const void* a, std::int64_t n);
+float dot_tq1_0(const void* w, const void* a, std::int64_t n);
+float dot_tq2_0(const void* w, const void* a, std::int64_t n);
 // The float types (dot_float.cpp): ggml's one-token vec_dot, and tinyBLAS for batches (which
 // itself runs the one-token order when n is not a multiple of 16, BF16: 32, as ggml does).
 float dot_f32(const void* w, const void* a, std::int64_t n);

@@ -34,6 +34,12 @@ constexpr std::array kScalarKernels = {
               scalar::dot_q4_k_repacked, scalar::dot_q4_k_repacked_x4},
     DotKernel{id(GgmlType::kQ5_K), ActFormat::kQ8_K, scalar::dot_q5_k, scalar::dot_q5_k_tiled, 8},
     DotKernel{id(GgmlType::kQ6_K), ActFormat::kQ8_K, scalar::dot_q6_k, scalar::dot_q6_k_tiled, 8},
+    DotKernel{id(GgmlType::kIQ4_NL), ActFormat::kQ8_0, scalar::dot_iq4_nl, scalar::dot_iq4_nl_batched, 2,
+              scalar::dot_iq4_nl_repacked},
+    DotKernel{id(GgmlType::kIQ4_XS), ActFormat::kQ8_K, scalar::dot_iq4_xs, scalar::dot_iq4_xs_tiled, 8},
+    DotKernel{id(GgmlType::kTQ1_0), ActFormat::kQ8_K, scalar::dot_tq1_0},
+    DotKernel{id(GgmlType::kTQ2_0), ActFormat::kQ8_K, scalar::dot_tq2_0},
+    DotKernel{id(GgmlType::kMXFP4), ActFormat::kQ8_0, scalar::dot_mxfp4},
 };
 
 using Table = std::array<DotKernel, kScalarKernels.size()>;

@@ -6,6 +6,8 @@
 #include "kernels/x86/float_dots.h"
 #include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"
+#include "kernels/x86/nonlinear_dots.h"
 
 #define WISP_ISA_TABLE avx2_dots
+#define WISP_NONLINEAR_DOTS
 #include "kernels/x86/dot_table.inc"

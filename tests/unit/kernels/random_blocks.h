@@ -28,6 +28,10 @@ inline std::vector<std::size_t> half_fields(GgmlType type) {
     case GgmlType::kQ4_K: return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
     case GgmlType::kQ5_K: return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
     case GgmlType::kQ6_K: return {offsetof(BlockQ6_K, d)};
+    case GgmlType::kIQ4_NL: return {offsetof(BlockIQ4_NL, d)};
+    case GgmlType::kIQ4_XS: return {offsetof(BlockIQ4_XS, d)};
+    case GgmlType::kTQ1_0: return {offsetof(BlockTQ1_0, d)};
+    case GgmlType::kTQ2_0: return {offsetof(BlockTQ2_0, d)};
     default: return {};
   }
 }

@@ -1,6 +1,6 @@
 // wisp's scalar reference dots against llama.cpp itself: matmul results computed by libggml-cpu
 // (scripts/gen_golden_dots.py, golden files in tests/golden/dots/) for random weights and float
-// activations, K-quants and the float types (F32, F16, BF16). wisp converts the activations with
+// activations, K-quants, the float types (F32, F16, BF16) and the codebook and ternary types. wisp converts the activations with
 // its own quantizer, picks the kernel variant ggml would use for that batch (one-token or batched;
 // never repacked: the oracle's buffer is not) and must return the same bits. The SIMD
 // kernels are tested for equality with these references (test_isa_dots.cpp), so they inherit it.
@@ -102,7 +102,13 @@ INSTANTIATE_TEST_SUITE_P(
                       "F32_K1024_N1", "F32_K1000_N1", "F32_K1024_N3", "F32_K1000_N3", "F32_K1021_N1", "F32_K1011_N1",
                       "F16_K1024_N1", "F16_K1000_N1", "F16_K1024_N3", "F16_K1000_N3", "F16_K1021_N1",
                       "BF16_K1024_N1", "BF16_K1000_N1", "BF16_K1024_N3", "BF16_K1000_N3", "BF16_K1021_N1",
-                      "BF16_K1008_N3"),
+                      "BF16_K1008_N3",
+                      // Codebook and ternary types: one token (even and odd block counts), tinyBLAS
+                      // (IQ4_NL), the tiled GEMM (IQ4_XS at 8 tokens), small batches (one-token).
+                      "IQ4_NL_K1024_N1", "IQ4_NL_K1056_N1", "IQ4_NL_K1024_N3", "IQ4_NL_K1056_N8",
+                      "IQ4_XS_K2048_N1", "IQ4_XS_K1024_N3", "IQ4_XS_K1024_N8", "TQ1_0_K2048_N1",
+                      "TQ1_0_K1024_N8", "TQ2_0_K2048_N1", "TQ2_0_K1024_N8", "MXFP4_K1024_N1",
+                      "MXFP4_K1056_N1", "MXFP4_K1024_N8"),
     [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

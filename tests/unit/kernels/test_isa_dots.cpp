@@ -70,6 +70,33 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
   }
 }
 
+// The codebook types have SIMD kernels on AVX2 only (x86/nonlinear_dots.h): every variant equals
+// its scalar reference, on random and adversarial rows with even and odd block counts.
+TEST(IsaDots, CodebookTypesOnAvx2EqualScalarBitForBit) {
+  if (!isa_supported(Isa::kAvx2, detect_cpu_features())) GTEST_SKIP() << "avx2 not on this CPU";
+  std::mt19937 rng(4321);
+  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+    const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), Isa::kAvx2);
+    const DotKernel* s = kernels::find_scalar_dot_kernel(static_cast<std::uint32_t>(type));
+    ASSERT_NE(k, nullptr);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NE(k->dot, s->dot) << block_type(type).name << ": no avx2 kernel to test";
+    const std::int64_t block = block_type(type).block_elems;
+    for (std::int64_t blocks : {1, 2, 3, 7, 18, 130}) {
+      const std::int64_t n = blocks * block;
+      for (const auto& a : test::activation_rows(k->act, n, rng)) {
+        for (const auto& w : test::adversarial_weights(type, n, rng)) {
+          const std::string name = std::string(block_type(type).name) + " avx2";
+          expect_same_bits(k->dot, s->dot, (name + " one-token").c_str(), w, a, n);
+          ASSERT_NE(k->dot_batched, nullptr);
+          expect_same_bits(k->dot_batched, s->dot_batched, (name + " batched").c_str(), w, a, n);
+          if (k->dot_repacked) expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(X86, IsaDots, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 // AArch64 (cross-built and run under qemu-aarch64 by tests/arm/): plain NEON and NEON with SDOT.

@@ -1,0 +1,115 @@
+// SIMD dots of the 4-bit codebook types (IQ4_NL, IQ4_XS) in exactly the float orders of their
+// scalar references (dot_nonlinear.cpp, where the orders are described). The codes go through the
+// 16-entry codebook with one byte shuffle; codebook values lie in [-127, 113] and activation codes
+// in [-128, 127]; pairs_s8s8 multiplies them exactly. Only the AVX2 table uses these (the AVX-512 one keeps the scalar
+// references: no AVX-512 machine was at hand to test them on).
+#pragma once
+
+#include "formats/block_layouts.h"
+#include "kernels/act_quant.h"
+#include "kernels/x86/simd.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
+inline __m256i iq4_codebook() {
+  const __m128i lut = load16(kIq4NlValues);
+  return _mm256_set_m128i(lut, lut);
+}
+
+// The 32 codebook values of a nibble block (element order as unpack_nibbles).
+inline __m256i iq4_values(const std::uint8_t* qs, __m256i lut) { return _mm256_shuffle_epi8(lut, unpack_nibbles(qs)); }
+
+// 16 int16 pair sums of w[j] * a[j], exact for |w| <= 127 and any int8 a: |a| as an unsigned byte
+// (128 for -128) times w with a's sign, so no product overflows and pairs stay below 2^15.
+inline __m256i pairs_s8s8(__m256i w, __m256i a) {
+  return _mm256_maddubs_epi16(_mm256_abs_epi8(a), _mm256_sign_epi8(w, a));
+}
+
+// 8 int32 lanes of 4 consecutive products.
+inline __m256i iq4_lanes(const std::uint8_t* qs, const std::int8_t* a, __m256i lut) {
+  return _mm256_madd_epi16(pairs_s8s8(iq4_values(qs, lut), load32(a)), _mm256_set1_epi16(1));
+}
+
+float dot_iq4_nl(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_NL*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i lut = iq4_codebook();
+  const std::int64_t nb = n / kQK;
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  std::int64_t b = 0;
+  for (; b + 1 < nb; b += 2) {
+    const __m256i l0 = iq4_lanes(x[b].qs, y[b].qs, lut);
+    const __m256i l1 = iq4_lanes(x[b + 1].qs, y[b + 1].qs, lut);
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b].d) * h2f(x[b].d)), _mm256_cvtepi32_ps(l0), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b + 1].d) * h2f(x[b + 1].d)), _mm256_cvtepi32_ps(l1), acc1);
+  }
+  float sum = hsum8(_mm256_add_ps(acc0, acc1));
+  for (; b < nb; ++b) {
+    const int s = hsum_i32(iq4_lanes(x[b].qs, y[b].qs, lut));
+    sum = __builtin_fmaf(h2f(y[b].d) * h2f(x[b].d), static_cast<float>(s), sum);
+  }
+  return sum;
+}
+
+float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_NL*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i lut = iq4_codebook();
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const __m256i l = iq4_lanes(x[b].qs, y[b].qs, lut);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), _mm256_cvtepi32_ps(l), acc);
+  }
+  return hsum8(acc);
+}
+
+float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_NL*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i lut = iq4_codebook();
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const int s = hsum_i32(iq4_lanes(x[b].qs, y[b].qs, lut));
+    acc = __builtin_fmaf(static_cast<float>(s), h2f(x[b].d) * h2f(y[b].d), acc);
+  }
+  return acc;
+}
+
+// IQ4_XS: the 8 lanes of one super-block, each sub-block's pair sums weighted by its scale.
+inline __m256i iq4_xs_lanes(const BlockIQ4_XS& x, const std::int8_t* a, __m256i lut) {
+  __m256i lanes = _mm256_setzero_si256();
+  for (int s = 0; s < 8; ++s) {
+    const int sc = (((x.scales_l[s / 2] >> (4 * (s % 2))) & 0x0f) | (((x.scales_h >> (2 * s)) & 3) << 4)) - 32;
+    const __m256i p = pairs_s8s8(iq4_values(x.qs + 16 * s, lut), load32(a + 32 * s));
+    lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<short>(sc))));
+  }
+  return lanes;
+}
+
+float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_XS*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i lut = iq4_codebook();
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const __m256i lanes = iq4_xs_lanes(x[b], y[b].qs, lut);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * y[b].d), _mm256_cvtepi32_ps(lanes), acc);
+  }
+  return hsum8(acc);
+}
+
+float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_XS*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const __m256i lut = iq4_codebook();
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const int s = hsum_i32(iq4_xs_lanes(x[b], y[b].qs, lut));
+    acc = __builtin_fmaf(h2f(x[b].d) * static_cast<float>(s), y[b].d, acc);
+  }
+  return acc;
+}
+
+}  // namespace
+}  // namespace wisp::kernels::x86
