@@ -16,6 +16,13 @@ namespace wisp::eval {
 double PplResult::ppl() const { return n_scored == 0 ? 0 : std::exp(nll / static_cast<double>(n_scored)); }
 double PplResult::base_ppl() const { return n_scored == 0 ? 0 : std::exp(base_nll / static_cast<double>(n_scored)); }
 
+double PplResult::mean_kl_ci95() const {
+  if (n_scored < 2) return 0;
+  const double n = static_cast<double>(n_scored), m = kl_sum / n;
+  const double var = std::max(0.0, (kl_sq_sum / n - m * m) * n / (n - 1));  // sample variance
+  return 1.96 * std::sqrt(var / n);
+}
+
 void log_softmax(const float* logits, std::int64_t n, std::vector<double>& out) {
   out.resize(static_cast<std::size_t>(n));
   double mx = logits[0];
@@ -205,6 +212,7 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
           kl += pb * (lb[static_cast<std::size_t>(v)] - lp[static_cast<std::size_t>(v)]);
         }
         res.kl_sum += std::max(kl, 0.0);
+        res.kl_sq_sum += std::max(kl, 0.0) * std::max(kl, 0.0);
         res.top1_same += argmax(lp) == argmax(lb) ? 1 : 0;
       }
       ++res.n_scored;

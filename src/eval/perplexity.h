@@ -49,9 +49,13 @@ struct PplResult {
   bool has_base = false;
   double base_nll = 0;
   double kl_sum = 0;
+  double kl_sq_sum = 0;       // sum of squared per-token KL, for the interval
   std::int64_t top1_same = 0;
   double base_ppl() const;
   double mean_kl() const { return n_scored == 0 ? 0 : kl_sum / static_cast<double>(n_scored); }
+  // Half-width of the 95% interval of mean KL: 1.96 standard errors of the per-token mean (the
+  // normal approximation llama.cpp's perplexity tool reports as "Mean KLD: m +/- se").
+  double mean_kl_ci95() const;
   double top1() const { return n_scored == 0 ? 0 : static_cast<double>(top1_same) / static_cast<double>(n_scored); }
 };
 
