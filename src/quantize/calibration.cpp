@@ -52,6 +52,7 @@ std::shared_ptr<const model::ActivationStats> calibrate(const std::string& input
   so.bos = tok.vocab().add_bos ? tok.bos() : -1;
   so.n_threads = opt.n_threads;
   so.log = opt.log;
+  if (opt.keep_all_rows) so.max_sample_rows = static_cast<std::int64_t>(ids.size());
   return std::make_shared<const model::ActivationStats>(model::collect_activation_stats(m, ids, so));
 }
 

@@ -9,6 +9,7 @@
 #include "formats/wq_format.h"
 #include "model/outlier_tables.h"
 #include "quantize/awq.h"
+#include "quantize/gptq_tensors.h"
 #include "quantize/outliers.h"
 #include "quantize/source.h"
 #include "quantize/target_bpw.h"
@@ -134,6 +135,16 @@ ConvertReport convert(const ConvertOptions& opt) {
   if (opt.calib) importance.merge(calibration_importance(*opt.calib, awq));  // keeps entries already there
   if (opt.outlier_fraction > 0) writer.set_f32("wisp.quantize.outlier_fraction", static_cast<float>(opt.outlier_fraction));
   const std::vector<SourceTensor> tensors = transformed_tensors(src->tensors(), awq);
+  std::unique_ptr<GptqTensors> gptq;
+  if (opt.gptq) {
+    GptqOptions go = opt.gptq_opt;
+    go.range_search = opt.range_search;
+    go.n_threads = n_threads;
+    gptq = std::make_unique<GptqTensors>(opt.calib, awq, go, opt.log);
+    writer.set_bool("wisp.quantize.gptq", true);
+    writer.set_f32("wisp.quantize.gptq_damp", static_cast<float>(go.damp));
+    writer.set_bool("wisp.quantize.gptq_act_order", go.act_order);
+  }
 
   ConvertReport report;
   report.tensors.resize(tensors.size());
@@ -176,6 +187,8 @@ ConvertReport convert(const ConvertOptions& opt) {
     if (opt.outlier_fraction > 0 && outlier_eligible(t.name, t.n_rows(), type)) {
       sparse = std::make_shared<OutlierTable>(t.n_rows(), t.ne[0], outliers_per_row(opt.outlier_fraction, t.ne[0]));
     }
+    const bool by_gptq = gptq && gptq->handles(t, type);
+    if (by_gptq) gptq->expect(t);
     rep.name = t.name;
     rep.type = type.name;
     rep.n_elements = t.n_elements();
@@ -183,7 +196,7 @@ ConvertReport convert(const ConvertOptions& opt) {
     report.total_bytes += rep.bytes;
     report.total_elements += rep.n_elements;
     const std::size_t idx = i, count = tensors.size();
-    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, &type = type, sparse](std::span<std::uint8_t> out) {
+    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, by_gptq, &type = type, sparse](std::span<std::uint8_t> out) {
       const SourceTensor& st = tensors[idx];
       TensorReport& r = report.tensors[idx];
       RowOptions ro;
@@ -196,15 +209,21 @@ ConvertReport convert(const ConvertOptions& opt) {
         ro.importance = it->second;
       }
       const auto s0 = std::chrono::steady_clock::now();
-      r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
+      double h_err = -1;
+      if (by_gptq) {
+        gptq->quantize(st, type, out, sparse.get(), opt.verbose ? &r.error : nullptr, opt.verbose ? &h_err : nullptr);
+      } else {
+        r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
+      }
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
       if (opt.log) {
-        std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s", idx + 1, count, st.name.c_str(),
+        std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s%s", idx + 1, count, st.name.c_str(),
                      st.stored_type.c_str(), type.name, static_cast<double>(out.size()) / kMiB,
-                     static_cast<double>(st.n_elements()) / 1e6 / std::max(dt, 1e-9));
+                     static_cast<double>(st.n_elements()) / 1e6 / std::max(dt, 1e-9), by_gptq ? "  gptq" : "");
         if (opt.verbose) {
           std::fprintf(opt.log, "  rmse %.3e  max|err| %.3e  rel %.4f", r.error.rmse(), r.error.max_abs_err,
                        r.error.relative_rmse());
+          if (h_err >= 0) std::fprintf(opt.log, "  H-weighted rel %.4e", h_err);
         }
         std::fprintf(opt.log, "\n");
       }

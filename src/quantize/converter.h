@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/activation_stats.h"
+#include "quantize/gptq.h"
 #include "quantize/row_quantizer.h"
 #include "quantize/type_policy.h"
 
@@ -31,6 +32,10 @@ struct ConvertOptions {
   std::shared_ptr<const model::ActivationStats> calib;
   bool awq = false;            // --awq: salient-channel scaling from `calib` (quantize/awq.h)
   float awq_alpha = -1.0f;     // >= 0: that alpha for every group instead of the search
+  // --gptq: WQ tensors with calibration rows quantized by GPTQ (quantize/gptq.h); needs `calib`
+  // collected with every row kept (CalibOptions::keep_all_rows).
+  bool gptq = false;
+  GptqOptions gptq_opt;
   double outlier_fraction = 0; // --outliers: sparse full-precision outliers per row (quantize/outliers.h)
   int n_threads = 0;          // 0: hardware threads
   bool verbose = false;       // per-tensor error statistics

@@ -34,15 +34,11 @@ double group_error(const float* x, const float* w, int group, int bits, const Wq
 
 }  // namespace
 
-void encode_group_searched(const float* x, const float* w, int bits, int group, std::uint8_t* block) {
+WqParams search_group_params(const float* x, const float* w, int bits, int group) {
   const auto [mn_it, mx_it] = std::minmax_element(x, x + group);
   const float mn = *mn_it, mx = *mx_it;
-  const WqFormat f{bits, group};
   WqParams best = wq_stored_params(mn, mx, bits);
-  if (mn == mx) {
-    wq_encode_group(x, f, best, block);
-    return;
-  }
+  if (mn == mx) return best;
   double best_err = group_error(x, w, group, bits, best);
   // Why a search: the min/max range spends codes on the one or two extreme values of a group;
   // clipping them costs their error but shrinks s for every other value. A coarse joint shrink of
@@ -68,7 +64,11 @@ void encode_group_searched(const float* x, const float* w, int bits, int group, 
     consider(mn * klo, mx * best_hi);
     consider(mn * best_lo, mx * khi);
   }
-  wq_encode_group(x, f, best, block);
+  return best;
+}
+
+void encode_group_searched(const float* x, const float* w, int bits, int group, std::uint8_t* block) {
+  wq_encode_group(x, WqFormat{bits, group}, search_group_params(x, w, bits, group), block);
 }
 
 void quantize_row(const BlockTypeInfo& type, const float* x, std::uint8_t* out, std::int64_t n, const RowOptions& opt,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "formats/block_types.h"
+#include "formats/wq_format.h"
 
 namespace wisp::quantize {
 
@@ -43,5 +44,7 @@ void quantize_row(const BlockTypeInfo& type, const float* x, std::uint8_t* out, 
 // The WQ group encoder with range search (exposed for tests): writes one block of `group` values.
 // `w` is the per-value weight of the squared error (nullptr: uniform).
 void encode_group_searched(const float* x, const float* w, int bits, int group, std::uint8_t* block);
+// The stored parameters that search picks for one group (GPTQ fixes a group's range with it).
+WqParams search_group_params(const float* x, const float* w, int bits, int group);
 
 }  // namespace wisp::quantize

@@ -35,6 +35,10 @@ ArgParser make_parser() {
   p.option("calib-tokens", ArgKind::kInt).value_name("N").default_value("4096").help("tokens of --calib to run");
   p.flag("awq").help("with --calib: scale salient input channels before quantizing, inverse folded into the preceding op");
   p.option("awq-alpha", ArgKind::kNumber).value_name("A").help("with --awq: use scale exponent A in [0, 1] for every layer instead of searching it");
+  p.flag("gptq").help("with --calib: GPTQ for the WQ tensors (each column's rounding error compensated by the later ones, Hessian from the calibration activations)");
+  p.option("gptq-damp", ArgKind::kNumber).value_name("D").default_value("0.01").help("with --gptq: dampening, a fraction of the mean Hessian diagonal added to it");
+  p.flag("act-order").help("with --gptq: quantize columns by descending Hessian diagonal instead of in input order");
+  p.option("gptq-block", ArgKind::kInt).value_name("N").default_value("128").help("with --gptq: columns per lazy error update");
   p.option("outliers", ArgKind::kNumber).value_name("FRACTION").help(
       "keep this fraction of each row's largest weights in f16 in a sparse side table (e.g. 0.005; wisp-only files)");
   p.option("threads", ArgKind::kInt).value_name("N").help("threads (default: all hardware threads)");
@@ -110,8 +114,20 @@ int cmd_quantize(int argc, char** argv) {
     if (!(f > 0 && f <= 0.1)) throw UsageError("--outliers must be a fraction in (0, 0.1], got " + *args.value("outliers"));
     opt.outlier_fraction = f;
   }
+  if (args.flag("gptq")) {
+    if (!args.has("calib")) throw UsageError("--gptq needs --calib FILE");
+    const double d = args.number("gptq-damp");
+    if (!(d >= 0 && d <= 10)) throw UsageError("--gptq-damp must be in [0, 10], got " + *args.value("gptq-damp"));
+    opt.gptq = true;
+    opt.gptq_opt.damp = d;
+    opt.gptq_opt.act_order = args.flag("act-order");
+    opt.gptq_opt.block_size = static_cast<int>(std::min<std::int64_t>(args.positive("gptq-block"), 1 << 16));
+  } else if (args.flag("act-order") || args.has("gptq-damp") || args.has("gptq-block")) {
+    throw UsageError("--act-order, --gptq-damp and --gptq-block need --gptq");
+  }
   if (auto calib = args.value("calib")) {
     quantize::CalibOptions co;
+    co.keep_all_rows = opt.gptq;
     co.text_path = *calib;
     co.max_tokens = static_cast<std::int64_t>(args.positive("calib-tokens"));
     co.temp_dir = std::filesystem::path(opt.output).has_parent_path()

@@ -1,0 +1,366 @@
+#include "quantize/gptq.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "formats/half.h"
+#include "quantize/row_quantizer.h"
+#include "wisp/error.h"
+
+namespace wisp::quantize {
+
+// ---- Hessian accumulation -----------------------------------------------------------------------
+
+HessianAccumulator::HessianAccumulator(std::int64_t n) : n_(n), upper_(static_cast<std::size_t>(n * n), 0.0) {
+  if (n <= 0) throw Error("gptq: a Hessian needs at least one input channel");
+}
+
+void HessianAccumulator::add(const float* rows, std::int64_t m, int n_threads) {
+  if (m <= 0) return;
+  const std::int64_t n = n_;
+  // Columns as contiguous vectors, so each entry of X^T X is one dot product the compiler vectorises.
+  std::vector<float> xt(static_cast<std::size_t>(n * m));
+  for (std::int64_t r = 0; r < m; ++r) {
+    for (std::int64_t j = 0; j < n; ++j) xt[static_cast<std::size_t>(j * m + r)] = rows[r * n + j];
+  }
+#pragma omp parallel for schedule(dynamic, 8) num_threads(std::max(1, n_threads))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* a = xt.data() + i * m;
+    double* out = upper_.data() + i * n;
+    for (std::int64_t j = i; j < n; ++j) {
+      const float* b = xt.data() + j * m;
+      float s = 0;
+#pragma omp simd reduction(+ : s)
+      for (std::int64_t r = 0; r < m; ++r) s += a[r] * b[r];
+      out[j] += s;
+    }
+  }
+  rows_ += m;
+}
+
+std::vector<double> HessianAccumulator::hessian() const {
+  const std::int64_t n = n_;
+  std::vector<double> h(static_cast<std::size_t>(n * n));
+  const double k = rows_ > 0 ? 2.0 / static_cast<double>(rows_) : 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = i; j < n; ++j) {
+      const double v = k * upper_[static_cast<std::size_t>(i * n + j)];
+      h[static_cast<std::size_t>(i * n + j)] = v;
+      h[static_cast<std::size_t>(j * n + i)] = v;
+    }
+  }
+  return h;
+}
+
+// ---- the factor ---------------------------------------------------------------------------------
+
+namespace {
+
+// In-place lower Cholesky factor of a (n x n row-major, lower triangle read); false when a pivot
+// is not positive. The upper triangle is zeroed.
+bool cholesky_lower(std::vector<double>& a, std::int64_t n, int n_threads) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    double* rj = a.data() + j * n;
+    double d = rj[j];
+    for (std::int64_t k = 0; k < j; ++k) d -= rj[k] * rj[k];
+    if (!(d > 0) || !std::isfinite(d)) return false;
+    const double l = std::sqrt(d);
+    rj[j] = l;
+#pragma omp parallel for schedule(static) num_threads(std::max(1, n_threads)) if (n - j > 256)
+    for (std::int64_t i = j + 1; i < n; ++i) {
+      double* ri = a.data() + i * n;
+      double s = ri[j];
+      for (std::int64_t k = 0; k < j; ++k) s -= ri[k] * rj[k];
+      ri[j] = s / l;
+    }
+  }
+  for (std::int64_t i = 0; i < n; ++i) std::fill(a.begin() + i * n + i + 1, a.begin() + (i + 1) * n, 0.0);
+  return true;
+}
+
+// H^-1 from its lower Cholesky factor L: X = L^-1 (lower), H^-1 = X^T X.
+std::vector<double> inverse_from_cholesky(const std::vector<double>& l, std::int64_t n, int n_threads) {
+  // xt = X^T (upper): row j of xt is column j of X, so every sum below runs along rows.
+  std::vector<double> xt(static_cast<std::size_t>(n * n), 0.0);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(std::max(1, n_threads))
+  for (std::int64_t j = 0; j < n; ++j) {
+    double* c = xt.data() + j * n;  // X[., j]
+    c[j] = 1.0 / l[static_cast<std::size_t>(j * n + j)];
+    for (std::int64_t i = j + 1; i < n; ++i) {
+      const double* li = l.data() + i * n;
+      double s = 0;
+      for (std::int64_t k = j; k < i; ++k) s += li[k] * c[k];
+      c[i] = -s / li[i];
+    }
+  }
+  std::vector<double> inv(static_cast<std::size_t>(n * n));
+#pragma omp parallel for schedule(dynamic, 4) num_threads(std::max(1, n_threads))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double* a = xt.data() + i * n;
+    for (std::int64_t j = i; j < n; ++j) {
+      const double* b = xt.data() + j * n;
+      double s = 0;
+      for (std::int64_t k = j; k < n; ++k) s += a[k] * b[k];  // X[k][i] X[k][j], nonzero for k >= max(i, j) = j
+      inv[static_cast<std::size_t>(i * n + j)] = s;
+      inv[static_cast<std::size_t>(j * n + i)] = s;
+    }
+  }
+  return inv;
+}
+
+}  // namespace
+
+GptqFactor gptq_factor(std::vector<double> h, std::int64_t n, const GptqOptions& opt, const std::string& what) {
+  if (n <= 0 || static_cast<std::int64_t>(h.size()) != n * n) {
+    throw Error("gptq: " + what + ": Hessian of " + std::to_string(h.size()) + " values for " + std::to_string(n) +
+                " channels");
+  }
+  if (!(opt.damp >= 0)) throw Error("gptq: damping must be >= 0");
+  GptqFactor f;
+  f.n = n;
+  f.dead.assign(static_cast<std::size_t>(n), false);
+  double mean_diag = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    double& d = h[static_cast<std::size_t>(j * n + j)];
+    if (!std::isfinite(d)) throw Error("gptq: " + what + ": the Hessian is not finite at channel " + std::to_string(j));
+    if (d == 0) {
+      // No activation ever reached this channel: its weights do not matter (they are zeroed).
+      f.dead[static_cast<std::size_t>(j)] = true;
+      d = 1;
+    }
+    mean_diag += d;
+  }
+  mean_diag /= static_cast<double>(n);
+  for (std::int64_t j = 0; j < n; ++j) h[static_cast<std::size_t>(j * n + j)] += opt.damp * mean_diag;
+  f.diag.resize(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) f.diag[static_cast<std::size_t>(j)] = h[static_cast<std::size_t>(j * n + j)];
+
+  f.perm.resize(static_cast<std::size_t>(n));
+  std::iota(f.perm.begin(), f.perm.end(), 0);
+  if (opt.act_order) {
+    // Largest diag H first: the columns whose error matters most are quantized while the most
+    // other columns remain to absorb it. Stable, so equal diagonals keep input order.
+    std::stable_sort(f.perm.begin(), f.perm.end(), [&](std::int64_t a, std::int64_t b) {
+      return f.diag[static_cast<std::size_t>(a)] > f.diag[static_cast<std::size_t>(b)];
+    });
+  }
+  f.pos.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) f.pos[static_cast<std::size_t>(f.perm[static_cast<std::size_t>(i)])] = i;
+  std::vector<double> hp(static_cast<std::size_t>(n * n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      hp[static_cast<std::size_t>(i * n + j)] =
+          h[static_cast<std::size_t>(f.perm[static_cast<std::size_t>(i)] * n + f.perm[static_cast<std::size_t>(j)])];
+    }
+  }
+  h.clear();
+  h.shrink_to_fit();
+  if (!cholesky_lower(hp, n, opt.n_threads)) {
+    throw Error("gptq: " + what + ": the damped Hessian is not positive definite (raise --gptq-damp, now " +
+                std::to_string(opt.damp) + ", or calibrate on more tokens)");
+  }
+  std::vector<double> inv = inverse_from_cholesky(hp, n, opt.n_threads);
+  hp.clear();
+  hp.shrink_to_fit();
+  if (!cholesky_lower(inv, n, opt.n_threads)) {
+    throw Error("gptq: " + what + ": the inverse Hessian is not positive definite (raise --gptq-damp, now " +
+                std::to_string(opt.damp) + ")");
+  }
+  // U = L^T for H^-1 = L L^T.
+  f.u.assign(static_cast<std::size_t>(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j <= i; ++j) f.u[static_cast<std::size_t>(j * n + i)] = inv[static_cast<std::size_t>(i * n + j)];
+  }
+  return f;
+}
+
+// ---- quantizing rows ----------------------------------------------------------------------------
+
+namespace {
+
+void write_block(const WqParams& p, const std::uint8_t* codes, const WqFormat& f, std::uint8_t* block) {
+  // The header as formats/FORMAT.md lays it out (and wq_encode_group writes it).
+  const std::uint16_t s16 = f32_to_f16(p.scale);
+  block[0] = static_cast<std::uint8_t>(s16 & 0xff);
+  block[1] = static_cast<std::uint8_t>(s16 >> 8);
+  block[2] = static_cast<std::uint8_t>(p.zero);
+  block[3] = 0;
+  wq_pack_codes(codes, f.bits, f.group, block + kWqHeaderBytes);
+}
+
+// Rows processed together share every read of U (the lazy update is a small matrix product).
+constexpr std::int64_t kRowChunk = 16;
+
+struct RowChunk {
+  const GptqFactor& fac;
+  const WqFormat& f;
+  const GptqOptions& opt;
+  std::int64_t k;  // outliers per row
+
+  void run(const float* w_in, std::int64_t rows, std::uint8_t* blocks, std::uint32_t* idx, std::uint16_t* val) const {
+    const std::int64_t n = fac.n, G = f.group, n_groups = n / G, B = std::max(1, opt.block_size);
+    const std::size_t row_bytes = static_cast<std::size_t>(n_groups) * f.block_bytes();
+    // w in processing order, as double (the updates accumulate many small terms).
+    std::vector<double> w(static_cast<std::size_t>(rows * n));
+    std::vector<std::uint8_t> kept(static_cast<std::size_t>(rows * n), 0);  // by input column
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* src = w_in + r * n;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t c = fac.perm[static_cast<std::size_t>(i)];
+        w[static_cast<std::size_t>(r * n + i)] = fac.dead[static_cast<std::size_t>(c)] ? 0.0 : src[c];
+      }
+      if (k > 0) {
+        // The k largest |w| of the row as it came (after any AWQ scaling), in column order.
+        std::vector<std::uint32_t> order(static_cast<std::size_t>(n));
+        std::iota(order.begin(), order.end(), 0u);
+        std::nth_element(order.begin(), order.begin() + (k - 1), order.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return std::fabs(src[a]) > std::fabs(src[b]); });
+        std::sort(order.begin(), order.begin() + k);
+        for (std::int64_t t = 0; t < k; ++t) {
+          kept[static_cast<std::size_t>(r * n + order[static_cast<std::size_t>(t)])] = 1;
+          idx[r * k + t] = order[static_cast<std::size_t>(t)];
+        }
+      }
+    }
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(rows * n));  // by input column
+    std::vector<WqParams> params(static_cast<std::size_t>(rows * n_groups));
+    std::vector<bool> started(static_cast<std::size_t>(n_groups), false);
+    std::vector<double> err(static_cast<std::size_t>(rows * B));
+    std::vector<float> residual(static_cast<std::size_t>(rows * n), 0.0f);  // f16 residuals of kept entries
+    std::vector<float> gx(static_cast<std::size_t>(G)), gw(static_cast<std::size_t>(G));
+    const double* u = fac.u.data();
+
+    for (std::int64_t b0 = 0; b0 < n; b0 += B) {
+      const std::int64_t b1 = std::min(n, b0 + B);
+      for (std::int64_t i = b0; i < b1; ++i) {
+        const std::int64_t c = fac.perm[static_cast<std::size_t>(i)];
+        const std::int64_t g = c / G;
+        if (!started[static_cast<std::size_t>(g)]) {
+          started[static_cast<std::size_t>(g)] = true;
+          for (std::int64_t r = 0; r < rows; ++r) params[static_cast<std::size_t>(r * n_groups + g)] = group_params(w, err, r, g, i, b0, b1, kept, gx, gw);
+        }
+        const double d = u[i * n + i];
+        for (std::int64_t r = 0; r < rows; ++r) {
+          double* wr = w.data() + r * n;
+          const WqParams& p = params[static_cast<std::size_t>(r * n_groups + g)];
+          const float x = static_cast<float>(wr[i]);
+          const int q = wq_code(x, p, f.bits);
+          codes[static_cast<std::size_t>(r * n + c)] = static_cast<std::uint8_t>(q);
+          double rec = wq_value(q, p);
+          if (kept[static_cast<std::size_t>(r * n + c)]) {
+            const float res = f16_to_f32(f32_to_f16(x - static_cast<float>(rec)));
+            residual[static_cast<std::size_t>(r * n + c)] = res;
+            rec = static_cast<double>(static_cast<float>(rec) + res);  // dense + sparse, as the model adds them
+          }
+          const double e = (wr[i] - rec) / d;
+          err[static_cast<std::size_t>(r * B + (i - b0))] = e;
+          const double* ui = u + i * n;
+          for (std::int64_t t = i + 1; t < b1; ++t) wr[t] -= e * ui[t];
+        }
+      }
+      // The block's errors onto every later column at once.
+      if (b1 < n) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+          double* wr = w.data() + r * n;
+          const double* er = err.data() + r * B;
+          for (std::int64_t i = b0; i < b1; ++i) {
+            const double e = er[i - b0];
+            const double* ui = u + i * n;
+#pragma omp simd
+            for (std::int64_t t = b1; t < n; ++t) wr[t] -= e * ui[t];
+          }
+        }
+      }
+    }
+
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::uint8_t* out = blocks + static_cast<std::size_t>(r) * row_bytes;
+      for (std::int64_t g = 0; g < n_groups; ++g) {
+        write_block(params[static_cast<std::size_t>(r * n_groups + g)], codes.data() + r * n + g * G, f,
+                    out + static_cast<std::size_t>(g) * f.block_bytes());
+      }
+      for (std::int64_t t = 0; t < k; ++t) {
+        val[r * k + t] = f32_to_f16(residual[static_cast<std::size_t>(r * n + idx[r * k + t])]);
+      }
+    }
+  }
+
+  // The parameters of group g of row r from its columns' current values: those in the current
+  // block (positions [i, b1)) are up to date; those past it still owe the block's pending updates.
+  WqParams group_params(const std::vector<double>& w, const std::vector<double>& err, std::int64_t r, std::int64_t g,
+                        std::int64_t i, std::int64_t b0, std::int64_t b1, const std::vector<std::uint8_t>& kept,
+                        std::vector<float>& gx, std::vector<float>& gw) const {
+    const std::int64_t n = fac.n, G = f.group, B = std::max(1, opt.block_size);
+    float lo = INFINITY, hi = -INFINITY;
+    for (std::int64_t j = 0; j < G; ++j) {
+      const std::int64_t c = g * G + j, p = fac.pos[static_cast<std::size_t>(c)];
+      double v = w[static_cast<std::size_t>(r * n + p)];
+      if (p >= b1) {
+        for (std::int64_t t = b0; t < i; ++t) v -= err[static_cast<std::size_t>(r * B + (t - b0))] * fac.u[static_cast<std::size_t>(t * n + p)];
+      }
+      gx[static_cast<std::size_t>(j)] = static_cast<float>(v);
+      gw[static_cast<std::size_t>(j)] = kept[static_cast<std::size_t>(r * n + c)] ? 0.0f : static_cast<float>(fac.diag[static_cast<std::size_t>(c)]);
+      if (!kept[static_cast<std::size_t>(r * n + c)]) lo = std::min(lo, gx[static_cast<std::size_t>(j)]), hi = std::max(hi, gx[static_cast<std::size_t>(j)]);
+    }
+    if (k > 0) {
+      // Kept entries must not set the range: they sit at a value inside it (0 clamped in).
+      for (std::int64_t j = 0; j < G; ++j) {
+        if (kept[static_cast<std::size_t>(r * n + g * G + j)]) gx[static_cast<std::size_t>(j)] = lo > hi ? 0.0f : std::clamp(0.0f, lo, hi);
+      }
+    }
+    if (opt.range_search) return search_group_params(gx.data(), gw.data(), f.bits, static_cast<int>(G));
+    const auto [mn, mx] = std::minmax_element(gx.begin(), gx.end());
+    return wq_stored_params(*mn, *mx, f.bits);
+  }
+};
+
+}  // namespace
+
+void gptq_quantize_rows(const GptqFactor& fac, const WqFormat& f, const float* w, std::int64_t rows,
+                        std::uint8_t* blocks, const GptqOptions& opt, std::int64_t k, std::uint32_t* idx,
+                        std::uint16_t* val) {
+  const std::int64_t n = fac.n;
+  if (f.bits == 0 || n % f.group != 0) {
+    throw Error("gptq: rows of " + std::to_string(n) + " values are not whole groups of " + std::to_string(f.group));
+  }
+  if (k < 0 || k > n || (k > 0 && (idx == nullptr || val == nullptr))) throw Error("gptq: bad outlier count " + std::to_string(k));
+  const std::size_t row_bytes = static_cast<std::size_t>(n / f.group) * f.block_bytes();
+  const RowChunk chunk{fac, f, opt, k};
+  const std::int64_t n_chunks = (rows + kRowChunk - 1) / kRowChunk;
+  std::string failure;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(1, opt.n_threads))
+  for (std::int64_t ch = 0; ch < n_chunks; ++ch) {
+    const std::int64_t r0 = ch * kRowChunk, m = std::min(kRowChunk, rows - r0);
+    try {
+      chunk.run(w + r0 * n, m, blocks + static_cast<std::size_t>(r0) * row_bytes, k > 0 ? idx + r0 * k : nullptr,
+                k > 0 ? val + r0 * k : nullptr);
+    } catch (const std::exception& e) {
+#pragma omp critical(wisp_gptq_failure)
+      failure = e.what();
+    }
+  }
+  if (!failure.empty()) throw Error("gptq: " + failure);
+}
+
+double hessian_relative_error(std::span<const double> h, const float* w, const float* w_hat, std::int64_t rows,
+                              std::int64_t n) {
+  double num = 0, den = 0;
+  std::vector<double> e(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      x[static_cast<std::size_t>(j)] = w[r * n + j];
+      e[static_cast<std::size_t>(j)] = static_cast<double>(w[r * n + j]) - w_hat[r * n + j];
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double* hi = h.data() + i * n;
+      double se = 0, sx = 0;
+      for (std::int64_t j = 0; j < n; ++j) se += hi[j] * e[static_cast<std::size_t>(j)], sx += hi[j] * x[static_cast<std::size_t>(j)];
+      num += e[static_cast<std::size_t>(i)] * se;
+      den += x[static_cast<std::size_t>(i)] * sx;
+    }
+  }
+  return den > 0 ? num / den : 0.0;
+}
+
+}  // namespace wisp::quantize

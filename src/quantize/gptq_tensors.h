@@ -1,0 +1,68 @@
+// The converter's GPTQ step (`wisp quantize --gptq`): which tensors get it, their Hessians from
+// the calibration activations, and the factor that tensors sharing an input reuse.
+//
+// Choice (docs/quantization.md): every Hessian comes from the *source* model's activations, all
+// collected in the one calibration pass, not from a model whose earlier layers are already
+// quantized. Re-running the partly quantized model once per layer would multiply the calibration
+// time by the number of layers; what the source-activation Hessian loses is only the correction of
+// errors made upstream, which the per-layer compensation does not see either way.
+//
+// Memory: the calibration keeps every activation row (N tokens x the distinct input widths of a
+// layer x 4 bytes, for all layers), and one Hessian is alive at a time per input group (q/k/v
+// share one, gate/up share one): n^2 doubles, plus the factor (another n^2 doubles).
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/activation_stats.h"
+#include "quantize/awq.h"
+#include "quantize/gptq.h"
+#include "quantize/outliers.h"
+#include "quantize/row_quantizer.h"
+#include "quantize/source.h"
+
+namespace wisp::quantize {
+
+class GptqTensors {
+ public:
+  // `tensors` are the (AWQ-transformed) tensors the converter writes; `type_of` their chosen types.
+  GptqTensors(std::shared_ptr<const model::ActivationStats> stats, const AwqPlan& awq, const GptqOptions& opt,
+              std::FILE* log);
+
+  // Whether tensor `t` in `type` is quantized by GPTQ: a WQ type, a multiplied weight that is not
+  // the embedding or the output projection (their calibration rows are too few), with activation
+  // rows of its width.
+  bool handles(const SourceTensor& t, const BlockTypeInfo& type) const;
+
+  // Declares that `t` will be quantized (before the first quantize()), so a shared factor is freed
+  // after its last user.
+  void expect(const SourceTensor& t);
+
+  // Quantizes all rows of `t` into `out`; `sparse` (optional) gets the outlier table. When
+  // `stats` is given it gets the weight error, and *out_err the Hessian-weighted relative error.
+  void quantize(const SourceTensor& t, const BlockTypeInfo& type, std::span<std::uint8_t> out, OutlierTable* sparse,
+                ErrorStats* stats, double* out_err);
+
+  // The Hessian of the input that `t` is multiplied with (AWQ scaling included), 2/N X^T X.
+  std::vector<double> hessian(const SourceTensor& t) const;
+
+ private:
+  const GptqFactor& factor(const SourceTensor& t);
+
+  std::shared_ptr<const model::ActivationStats> stats_;
+  const AwqPlan& awq_;
+  GptqOptions opt_;
+  std::FILE* log_;
+  struct Shared {
+    int users = 0;
+    std::unique_ptr<GptqFactor> factor;
+  };
+  std::map<const model::ChannelStats*, Shared> shared_;
+};
+
+}  // namespace wisp::quantize
