@@ -70,6 +70,10 @@ struct EngineOptions {
   // footprint is then fixed from the start, and a machine short of memory fails at start, not
   // under load.
   bool kv_resident = false;
+  // Where the forward pass runs: "cpu", "cuda" (device 0) or "cuda:N" in a build with
+  // -DWISP_CUDA=ON; "auto" picks the first CUDA device when the build has CUDA and the machine a
+  // device, else the CPU. Engine::device() says which was chosen.
+  std::string device = "auto";
 };
 
 // Which logits a step entry wants.
@@ -110,6 +114,8 @@ class Engine {
   std::size_t kv_bytes_per_token() const;
   std::string_view kv_type() const;  // "f16", "f32", "q8_0" or "q4"
   std::uint32_t block_size() const;
+  // The device the forward pass runs on: "cpu" or "cuda:N (NAME)".
+  const std::string& device() const;
 
   // Internal (src/engine): the pool, backend and forward pass. Not part of the stable API.
   detail::EngineState& state() const { return *state_; }

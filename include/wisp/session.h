@@ -39,6 +39,7 @@ struct SessionOptions {
   std::string kv_type = "f16";
   bool kv_f16_rounding = true;
   bool exact = false;
+  std::string device = "auto";  // EngineOptions::device
 };
 
 class Session {

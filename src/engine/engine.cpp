@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "engine/engine_state.h"
-#include "model/cpu_backend.h"
+#include "engine/backend_choice.h"
 #include "model/kv_layout_for.h"
 #include "model/model_state.h"
 #include "wisp/error.h"
@@ -28,12 +28,18 @@ std::unique_ptr<detail::EngineState> make_state(std::shared_ptr<const Model> mod
   const std::size_t n_blocks = (opts.kv_tokens + opts.block_size - 1) / opts.block_size;
   if (n_blocks > 0xffffffffu) throw Error("engine: a KV pool of " + std::to_string(opts.kv_tokens) + " tokens is too many");
   const KvLayout layout = model::kv_layout_for(*model, opts.block_size, kv_type_from_name(opts.kv_type));
+  const auto blocks = static_cast<std::uint32_t>(n_blocks);
+  // Device memory besides the weights, for a device backend's fit check: the pool and a generous
+  // bound on one full step's activations and logits.
+  const model::HParams& hp = detail::model_state(*model).hp;
+  const std::size_t step_floats = opts.max_step_tokens * static_cast<std::size_t>(8 * hp.n_embd + 2 * hp.n_ff + hp.n_vocab);
+  detail::BackendChoice choice = detail::choose_backend(detail::model_state(*model), opts,
+                                                        std::size_t{blocks} * layout.bytes_per_block() + step_floats * sizeof(float));
+  std::unique_ptr<KvStorage> storage = choice.backend->make_kv_storage(layout, blocks, opts.kv_resident);
   auto st = std::make_unique<detail::EngineState>(detail::EngineState{
-      model, opts, KvPool(layout, static_cast<std::uint32_t>(n_blocks), opts.kv_resident), nullptr, nullptr, {}, {}, {}, {}});
-  const auto order = opts.exact ? kernels::DotOrder::kGgml : kernels::DotOrder::kBatchInvariant;
-  st->backend = model::make_cpu_backend(opts.n_threads, order);
+      model, opts, KvPool(std::move(storage)), std::move(choice.backend), nullptr, {}, {}, {}, {}, choice.device});
   st->transformer = std::make_unique<model::Transformer>(
-      model->state(), *st->backend, model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact});
+      detail::model_state(*model), *st->backend, model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact});
   return st;
 }
 
@@ -144,5 +150,6 @@ std::size_t Engine::kv_bytes() const { return state_->pool.bytes_total(); }
 std::size_t Engine::kv_bytes_per_token() const { return state_->pool.bytes_per_token(); }
 std::string_view Engine::kv_type() const { return kv_type_name(state_->pool.layout().type); }
 std::uint32_t Engine::block_size() const { return state_->pool.layout().block_size; }
+const std::string& Engine::device() const { return state_->device; }
 
 }  // namespace wisp

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kv/kv_pool.h"
@@ -35,6 +36,7 @@ struct EngineState {
   std::vector<std::int32_t> tokens;
   std::vector<std::int64_t> logit_rows;
   std::vector<float> logits;
+  std::string device;  // where the forward pass runs (Engine::device)
 };
 
 struct SessionState {

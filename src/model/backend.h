@@ -21,6 +21,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/rope.h"
+#include "kv/host_kv_storage.h"
 #include "kv/kv_pool.h"
 #include "model/hparams.h"
 #include "model/step_batch.h"
@@ -70,6 +71,12 @@ struct KvNumerics {
 class Backend {
  public:
   virtual ~Backend() = default;
+
+  // The storage of the engine's KV pool, where this backend's attention reads it: host memory
+  // here (`resident`: committed at once), device memory for a device backend.
+  virtual std::unique_ptr<KvStorage> make_kv_storage(const KvLayout& layout, std::uint32_t n_blocks, bool resident) {
+    return std::make_unique<HostKvStorage>(layout, n_blocks, resident);
+  }
 
   virtual ActBuffer alloc(std::int64_t rows, std::int64_t cols) = 0;
   // Copies row r of x to host memory (out.size() == x.cols).

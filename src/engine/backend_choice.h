@@ -1,0 +1,25 @@
+// Which backend an engine runs on (EngineOptions::device): the CPU, or a CUDA device in a build
+// with -DWISP_CUDA=ON. One place parses the device name and says why a choice cannot be had.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "model/backend.h"
+#include "model/model_state.h"
+#include "wisp/engine.h"
+
+namespace wisp::detail {
+
+struct BackendChoice {
+  std::unique_ptr<model::Backend> backend;
+  std::string device;  // "cpu" or "cuda:N (NAME)"
+};
+
+// Throws wisp::Error for an unknown device name, "cuda" in a build without CUDA or on a machine
+// without a device, --exact on a device (llama.cpp's float orders exist on the CPU only), or a
+// model the device cannot hold. reserve_bytes: what the engine needs besides the weights.
+BackendChoice choose_backend(const ModelState& model, const EngineOptions& opts, std::size_t reserve_bytes);
+
+}  // namespace wisp::detail
