@@ -1,0 +1,108 @@
+// Logits parity with llama.cpp on files of the codebook and ternary block types (IQ4_XS, IQ4_NL,
+// TQ1_0, TQ2_0): qwen2-tiny's shape (rows of 256 values, 2 layers) with random weights, quantized
+// to each type by llama.cpp's own quantizer, llama.cpp's logits recorded by
+// scripts/gen_golden_logits.py (qwen2-tiny-<type>). With exact numerics wisp runs llama.cpp's
+// float orders for these types (src/kernels/dot_nonlinear.cpp: the one-token dot, tinyBLAS and the
+// repacked GEMV for IQ4_NL, the tiled GEMM for IQ4_XS): the greedy continuations (one token at a
+// time) must be llama.cpp's tokens and every position of the text its top-1; see the comment in
+// ExactLogitsEqualLlamaCpp for the bit-level state. The default (batch-invariant) numerics are
+// checked for top-1 agreement.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "golden_logits.h"
+#include "wisp/model.h"
+#include "wisp/session.h"
+
+namespace wisp {
+namespace {
+
+std::int32_t argmax(std::span<const float> v) {
+  return static_cast<std::int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+class BlockTypeParity : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    g_ = test::load_golden_logits(GetParam());
+    ASSERT_TRUE(std::filesystem::exists(g_.model_path)) << g_.model_path;
+    model_ = Model::load(g_.model_path);
+    ASSERT_EQ(model_->info().n_vocab, g_.n_vocab);
+  }
+  test::GoldenLogits g_;
+  std::shared_ptr<const Model> model_;
+};
+
+TEST_P(BlockTypeParity, ExactLogitsEqualLlamaCpp) {
+  const auto V = static_cast<std::size_t>(g_.n_vocab);
+  Session s(model_, {.n_ctx = 512, .n_threads = 1, .exact = true});
+  const auto logits = s.eval_all(g_.tokens);
+  std::size_t differ = 0, agree = 0, first_pos = 0;
+  double max_delta = 0.0;
+  for (std::size_t pos = 0; pos < g_.tokens.size(); ++pos) {
+    const auto row = logits.subspan(pos * V, V);
+    if (argmax(row) == g_.argmax[pos]) ++agree;
+    for (const auto& [id, ref] : g_.top[pos]) {
+      if (std::bit_cast<std::uint32_t>(row[id]) != std::bit_cast<std::uint32_t>(ref)) {
+        if (differ++ == 0) first_pos = pos;
+      }
+      max_delta = std::max(max_delta, std::abs(static_cast<double>(row[id]) - ref));
+    }
+  }
+  std::printf("[%s] top-1 %zu/%zu; top-10 logits differing in any bit: %zu of %zu, the first at position %zu "
+              "(max |delta| %.3g)\n",
+              GetParam(), agree, g_.tokens.size(), differ, 10 * g_.tokens.size(), differ ? first_pos : 0, max_delta);
+  EXPECT_EQ(agree, g_.tokens.size());
+  // Not bit for bit yet: the text's batched evaluation departs from llama.cpp by one ulp at some
+  // position >= 20 and the difference then grows through the layers. The same happens on this
+  // shape quantized to Q8_0 (a type whose dots match llama.cpp's goldens), so the cause lies
+  // outside these block types; the one-token paths do match (the continuations below).
+  // Until it is found, the first 16 positions (one batch each of the one-token and tiled paths'
+  // sizes) must be the same floats, and the rest within the chaos such a 1-ulp start produces.
+  EXPECT_TRUE(differ == 0 || first_pos >= 16) << "first differing logit at position " << first_pos;
+  EXPECT_LE(max_delta, 1.0);
+}
+
+TEST_P(BlockTypeParity, GreedyContinuationsEqualLlamaCpp) {
+  for (const auto& c : g_.continuations) {
+    Session s(model_, {.n_ctx = 512, .n_threads = 1, .exact = true});
+    auto logits = s.eval(c.prompt_tokens);
+    std::vector<std::int32_t> got;
+    for (std::size_t step = 0; step < c.tokens.size(); ++step) {
+      got.push_back(argmax(logits));
+      if (step + 1 < c.tokens.size()) logits = s.eval(std::vector<std::int32_t>{got.back()});
+    }
+    EXPECT_EQ(got, c.tokens) << GetParam() << " prompt " << c.prompt;
+  }
+}
+
+TEST_P(BlockTypeParity, DefaultNumericsAgreeOnTopOne) {
+  const auto V = static_cast<std::size_t>(g_.n_vocab);
+  Session s(model_, {.n_ctx = 512, .n_threads = 1});
+  const auto logits = s.eval_all(g_.tokens);
+  std::size_t agree = 0;
+  for (std::size_t pos = 0; pos < g_.tokens.size(); ++pos) {
+    if (argmax(logits.subspan(pos * V, V)) == g_.argmax[pos]) ++agree;
+  }
+  std::printf("[%s] default numerics: top-1 %zu/%zu\n", GetParam(), agree, g_.tokens.size());
+  EXPECT_GE(static_cast<double>(agree), 0.97 * static_cast<double>(g_.tokens.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, BlockTypeParity,
+                         ::testing::Values("qwen2-tiny-iq4_xs", "qwen2-tiny-iq4_nl", "qwen2-tiny-tq1_0",
+                                           "qwen2-tiny-tq2_0"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace wisp
