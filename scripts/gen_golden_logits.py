@@ -23,6 +23,10 @@ Models:
                                                            with a 32-token sliding window on 5 of
                                                            them, so the 256-token text exercises
                                                            it; final logit soft-capping; Q8_0)
+  qwen2-tiny-iq4_xs, -iq4_nl, -tq1_0, -tq2_0
+                 tests/golden/logits/qwen2-tiny-<type>.gguf (written here: qwen2-tiny's shape,
+                                                           other seeds, quantized by llama.cpp to
+                                                           the type; it picks the embedding's)
 The tiny models have a synthetic vocabulary, so their inputs are seeded random token ids.
 
 Usage:  python3 scripts/gen_golden_logits.py [--models-dir models] [--only NAME ...]
@@ -275,6 +279,14 @@ def main() -> int:
                                           n_embd=128, n_head=2, n_head_kv=1, head_dim=64, n_ff=128, n_layer=6,
                                           n_vocab=384, rope_base=1000000.0, qkv_bias=False, tied=True,
                                           sliding_window=32, softcap=30.0),
+        # The codebook and ternary block types (issue 13): qwen2-tiny's shape (rows of 256 values,
+        # tied embeddings, QKV biases), quantized by llama.cpp to each type (IQ4_NL: rows a
+        # multiple of 8, so llama.cpp runs its repacked GEMV/GEMM; IQ4_XS: its tiled GEMM for
+        # batches of 8+ tokens); llama.cpp picks the embedding's type itself.
+        **{f"qwen2-tiny-{t.lower()}": (lambda t=t, seed=20261300 + i: tiny_model(
+            f"qwen2-tiny-{t.lower()}", "qwen2", getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{t}"), seed,
+            n_embd=256, n_head=4, n_head_kv=2, n_ff=512, n_layer=2, n_vocab=512, rope_base=1000000.0,
+            qkv_bias=True, tied=True)) for i, t in enumerate(["IQ4_XS", "IQ4_NL", "TQ1_0", "TQ2_0"])},
     }
     for name, job in jobs.items():
         if args.only and name not in args.only:
