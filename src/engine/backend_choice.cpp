@@ -1,6 +1,9 @@
 #include "engine/backend_choice.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <thread>
 #include <string>
 
 #include "model/cpu_backend.h"
@@ -64,6 +67,24 @@ BackendChoice choose_backend(const ModelState& model, const EngineOptions& opts,
   if (automatic) return cpu(opts);
   throw Error("device '" + name + "': this wisp was built without CUDA (configure with -DWISP_CUDA=ON)");
 #endif
+}
+
+std::string device_report() {
+  std::string out = "cpu: " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " hardware threads\n";
+#if defined(WISP_HAVE_CUDA)
+  std::string why;
+  const std::vector<cuda::DeviceInfo> devices = cuda::list_devices(&why);
+  if (devices.empty()) out += "cuda: none (" + why + ")\n";
+  for (const cuda::DeviceInfo& d : devices) {
+    char line[256];
+    std::snprintf(line, sizeof line, "cuda:%d: %s, compute %d.%d, %.1f GiB (%.1f GiB free)\n", d.index, d.name.c_str(),
+                  d.cc_major, d.cc_minor, d.total_bytes / 1073741824.0, d.free_bytes / 1073741824.0);
+    out += line;
+  }
+#else
+  out += "cuda: none (this wisp was built without CUDA; configure with -DWISP_CUDA=ON)\n";
+#endif
+  return out;
 }
 
 }  // namespace wisp::detail

@@ -22,4 +22,8 @@ struct BackendChoice {
 // model the device cannot hold. reserve_bytes: what the engine needs besides the weights.
 BackendChoice choose_backend(const ModelState& model, const EngineOptions& opts, std::size_t reserve_bytes);
 
+// The devices this build can run on, one line each ("cpu: 16 hardware threads", "cuda:0: NVIDIA
+// H200, compute 9.0, 139.8 GiB (139.1 GiB free)"), and why there is no CUDA device when there is none.
+std::string device_report();
+
 }  // namespace wisp::detail

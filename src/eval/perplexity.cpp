@@ -175,9 +175,10 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   }
 
   // One engine per model for the whole run; each window is a fresh session on it.
-  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx), .exact = opt.exact};
+  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx), .exact = opt.exact, .device = opt.device};
   const std::shared_ptr<Engine> engine = Engine::create(model, eo);
   const std::shared_ptr<Engine> base_engine = base ? Engine::create(base, eo) : nullptr;
+  if (opt.log) std::fprintf(opt.log, "device: %s\n", engine->device().c_str());
   const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_ctx)};
   std::vector<double> lp, lb;
   std::vector<float> saved;

@@ -29,6 +29,7 @@ struct PplOptions {
   // the reference run that the default numerics are measured against (save its logits, then
   // score the default run with base_logits).
   bool exact = false;
+  std::string device = "auto";  // where the models run (EngineOptions::device)
   std::FILE* log = stderr;      // running numbers per window; nullptr for silence
   // Saved base logits (why: a comparison table scores many models against one base; running the
   // base once and reading its log-probabilities back halves the work of every later row).

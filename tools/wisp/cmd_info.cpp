@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "engine/backend_choice.h"
 #include "formats/gguf_file.h"
 #include "wisp/error.h"
 
@@ -26,6 +27,7 @@ ArgParser make_parser() {
   p.flag("tensors").help("also list every tensor: name, type, shape, size");
   p.flag("metadata").help("also list every metadata key with its value");
   p.flag("json").help("print one JSON object instead of text (for scripts)");
+  p.flag("device").help("list the devices this wisp can run on (the CPU; CUDA devices with their memory) and exit");
   p.epilog("Sizes: MiB = 1024^2 bytes.");
   return p;
 }
@@ -229,6 +231,10 @@ int cmd_info(int argc, char** argv) {
   Args args = parser.parse(argc, argv);
   if (args.help_requested()) {
     std::fputs(parser.help().c_str(), stdout);
+    return 0;
+  }
+  if (args.flag("device")) {
+    std::fputs(detail::device_report().c_str(), stdout);
     return 0;
   }
   std::optional<std::string> model = args.value("model");

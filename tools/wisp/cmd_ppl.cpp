@@ -30,6 +30,8 @@ ArgParser make_parser() {
   p.flag("exact").help(
       "llama.cpp's float orders (the reference numerics) instead of wisp's own batch-invariant ones; "
       "to measure the default numerics: --exact --save-logits REF, then --kl-base-logits REF");
+  p.option("device").value_name("DEV").default_value("auto").help(
+      "where the models run: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and machine have one)");
   p.flag("json").help("print the result as one JSON object on stdout");
   return p;
 }
@@ -48,6 +50,7 @@ int cmd_ppl(int argc, char** argv) {
   if (auto n = args.opt_positive("chunks")) req.ppl.max_chunks = static_cast<std::int64_t>(*n);
   if (auto n = args.opt_positive("threads")) req.ppl.n_threads = static_cast<int>(*n);
   req.ppl.exact = args.flag("exact");
+  req.ppl.device = args.str("device");
   req.model_path = args.str("model");
   req.text_path = args.str("file");
   if (auto b = args.value("kl-base")) req.base_path = *b;

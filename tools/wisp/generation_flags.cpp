@@ -19,6 +19,9 @@ void add_model_flags(ArgParser& p) {
   p.option("kv-type").value_name("TYPE").default_value("f16").group("model")
       .help("how the KV cache stores K and V: " + kv_type_names() +
             " (f16 as llama.cpp; q8_0 = 8.5 bits, q4 = 5 bits per value, group-wise per 32)");
+  p.option("device").value_name("DEV").default_value("auto").group("model")
+      .help("where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
+            "machine have one, else the CPU)");
   p.flag("exact").group("model")
       .help("llama.cpp's float order, which depends on the batch (prompt logits equal llama.cpp's bit for bit); "
             "default: one order for every token, so results never depend on batching");
@@ -56,6 +59,7 @@ LoadedModel load_model_from_flags(const Args& a) {
   // Checked before the model loads so a typo costs nothing; kv_type_by_name's message lists the types.
   out.session.kv_type = std::string(a.convert("kv-type", [](std::string_view s) { return kv_type_by_name(s); })->name);
   out.session.exact = a.flag("exact");
+  out.session.device = a.str("device");
   std::string path = a.str("model");
   auto t0 = std::chrono::steady_clock::now();
   out.model = Model::load(path);
