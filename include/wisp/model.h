@@ -14,6 +14,7 @@ namespace wisp {
 
 namespace detail {
 struct ModelState;
+struct ModelAccess;  // src/model/model_state.h: how wisp's own modules reach the bound weights
 }
 
 // The shape of a loaded model, for display and for sizing caches.
@@ -48,10 +49,8 @@ class Model {
 
   const ModelInfo& info() const;
 
-  // Internal: the bound weights and hyper-parameters (src/model). Not part of the stable API.
-  const detail::ModelState& state() const { return *state_; }
-
  private:
+  friend struct detail::ModelAccess;
   explicit Model(std::unique_ptr<detail::ModelState> state);
   std::unique_ptr<detail::ModelState> state_;
 };

@@ -40,7 +40,7 @@ std::string Conversation::render(bool add_generation_prompt) const {
 std::vector<TokenId> Conversation::tokenize_conversation() const {
   // The template's own control tokens ("<|im_start|>") must become tokens, so specials are parsed.
   std::vector<TokenId> ids = tokenizer_.tokenize(render(true), {.add_special = false, .parse_special = true});
-  if (tokenizer_.vocab().add_bos && tokenizer_.bos() != kNoToken && (ids.empty() || ids.front() != tokenizer_.bos()))
+  if (tokenizer_.add_bos() && tokenizer_.bos() != kNoToken && (ids.empty() || ids.front() != tokenizer_.bos()))
     ids.insert(ids.begin(), tokenizer_.bos());
   return ids;
 }

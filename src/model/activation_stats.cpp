@@ -99,7 +99,7 @@ ActivationStats collect_activation_stats(const std::shared_ptr<const Model>& mod
                                          std::span<const std::int32_t> tokens, const ActivationStatsOptions& opt) {
   if (!model) throw Error("calibration: no model given");
   if (tokens.empty()) throw Error("calibration: no tokens to run");
-  const detail::ModelState& st = model->state();
+  const detail::ModelState& st = detail::model_state(*model);
   const HParams& hp = st.hp;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= hp.n_vocab) {

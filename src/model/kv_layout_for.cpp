@@ -5,7 +5,7 @@
 namespace wisp::model {
 
 KvLayout kv_layout_for(const Model& m, std::uint32_t block_size, KvType type) {
-  const auto& hp = m.state().hp;
+  const auto& hp = detail::model_state(m).hp;
   KvLayout l;
   l.n_layers = static_cast<std::uint32_t>(hp.n_layer);
   l.n_kv_heads = static_cast<std::uint32_t>(hp.n_head_kv);

@@ -16,4 +16,11 @@ struct ModelState {
   ModelInfo info;
 };
 
+// The weights behind a public wisp::Model, for wisp's own modules (engine, tools, server); kept out
+// of include/wisp/ so that a program using the library sees only the model's info.
+struct ModelAccess {
+  static const ModelState& state(const Model& m) { return *m.state_; }
+};
+inline const ModelState& model_state(const Model& m) { return ModelAccess::state(m); }
+
 }  // namespace wisp::detail

@@ -648,7 +648,7 @@ void Server::load() {
   if (o.parallel == 0) throw Error("serve: --parallel must be at least 1");
   s.model = Model::load(o.model_path);
   const ModelInfo& info = s.model->info();
-  const GgufFile& file = s.model->state().file;
+  const GgufFile& file = detail::model_state(*s.model).file;
   s.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
   const Tokenizer& tok = *s.tokenizer;
   auto has_token = [&](std::string_view t) { return tok.find_token(t) != kNoToken; };

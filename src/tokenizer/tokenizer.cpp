@@ -177,6 +177,7 @@ std::string Tokenizer::detokenize(std::span<const TokenId> ids, bool render_spec
 
 const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
 std::size_t Tokenizer::n_vocab() const { return impl_->vocab.size(); }
+bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
 TokenId Tokenizer::bos() const { return impl_->vocab.bos; }
 TokenId Tokenizer::eos() const { return impl_->vocab.eos; }
 TokenId Tokenizer::eot() const { return impl_->vocab.eot; }

@@ -1,67 +1,7 @@
-// wisp's tokenizer: text <-> token ids for the vocabularies GGUF files carry, matching llama.cpp's
-// tokenizer id for id (tests/unit/tokenizer checks a golden corpus against it).
-//
-//   Tokenizer tok = Tokenizer::from_gguf(file);
-//   std::vector<TokenId> ids = tok.tokenize(prompt, {.add_special = true, .parse_special = true});
-//   std::string text = tok.detokenize(ids);
-//
-// Immutable after construction: one Tokenizer may serve many threads.
+// The tokenizer's public declaration is include/wisp/tokenizer.h; this header adds the internal
+// types its file and vocabulary constructors take, for wisp's own modules.
 #pragma once
-
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "formats/gguf_file.h"
 #include "tokenizer/vocab.h"
-
-namespace wisp {
-
-struct TokenizeOptions {
-  // Add BOS / EOS where the model's flags (tokenizer.ggml.add_bos_token, ...) ask for them.
-  bool add_special = true;
-  // Match control tokens' text ("<|im_start|>", "<start_of_turn>") as those tokens. Leave off for
-  // untrusted text (user input), so that typing "<|im_end|>" cannot end a turn. User-defined
-  // tokens are matched either way, as in llama.cpp.
-  bool parse_special = false;
-};
-
-class Tokenizer {
- public:
-  // Throws wisp::Error for a vocabulary wisp cannot run (unknown pre-tokenizer, bad merges, ...).
-  explicit Tokenizer(Vocab vocab);
-  static Tokenizer from_gguf(const GgufFile& file);
-
-  Tokenizer(Tokenizer&&) noexcept;
-  Tokenizer& operator=(Tokenizer&&) noexcept;
-  ~Tokenizer();
-
-  // Text must be valid UTF-8: anything else is a wisp::Error naming the byte offset (llama.cpp
-  // silently substitutes U+FFFD; a prompt with broken encoding is better reported than guessed at).
-  std::vector<TokenId> tokenize(std::string_view text, TokenizeOptions options = {}) const;
-
-  // The bytes a token stands for. May be part of a UTF-8 sequence (byte tokens, byte-level
-  // pieces of an emoji): use TokenStreamDecoder to print a stream. Control and unknown tokens
-  // give "" unless render_special. Throws wisp::Error for an id outside the vocabulary.
-  std::string token_to_piece(TokenId id, bool render_special = false) const;
-  // The pieces concatenated. Unlike llama.cpp's llama_detokenize, no "clean up spaces" pass and
-  // no leading-space stripping: detokenize(tokenize(s)) == s for any s that round-trips there.
-  std::string detokenize(std::span<const TokenId> ids, bool render_special = false) const;
-
-  const Vocab& vocab() const;
-  std::size_t n_vocab() const;
-  TokenId bos() const;
-  TokenId eos() const;
-  TokenId eot() const;
-  bool is_eog(TokenId id) const;      // ends generation: EOS, end-of-turn markers
-  bool is_control(TokenId id) const;  // rendered only on request, never produced from plain text
-  TokenId find_token(std::string_view text) const;  // exact vocabulary lookup, kNoToken if absent
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-}  // namespace wisp
+#include "wisp/tokenizer.h"

@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace wisp {
+#include "wisp/token.h"
 
-using TokenId = std::int32_t;
-inline constexpr TokenId kNoToken = -1;
+namespace wisp {
 
 // tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
 enum class TokenType : std::int32_t {

@@ -94,7 +94,7 @@ int cmd_chat(int argc, char** argv) {
   SamplerParams sp = sampler_params_from_flags(args, &seed_note);
 
   LoadedModel lm = load_model_from_flags(args);
-  const GgufFile& file = lm.model->state().file;
+  const GgufFile& file = detail::model_state(*lm.model).file;
   Tokenizer tokenizer = Tokenizer::from_gguf(file);
 
   ChatTemplateChoice choice;

@@ -58,7 +58,7 @@ int cmd_run(int argc, char** argv) {
   SamplerParams sp = sampler_params_from_flags(args, &seed_note);
 
   LoadedModel lm = load_model_from_flags(args);
-  Tokenizer tokenizer = Tokenizer::from_gguf(lm.model->state().file);
+  Tokenizer tokenizer = Tokenizer::from_gguf(detail::model_state(*lm.model).file);
   std::vector<TokenId> ids =
       tokenizer.tokenize(prompt, {.add_special = true, .parse_special = !args.flag("no-special")});
   if (ids.empty()) throw UsageError("the prompt gives no tokens");

@@ -69,7 +69,7 @@ TEST_P(PlanAgreement, ASessionThatEvaluatedSTokensHoldsThePlannedBytes) {
 TEST_P(PlanAgreement, SlidingWindowLayersAreCachedAtFullLength) {
   // Every layer, windowed or not, gets a plane in every block: the planner's per-token formula
   // (all layers alike) is the pool's.
-  const auto& hp = model_->state().hp;
+  const auto& hp = detail::model_state(*model_).hp;
   const KvLayout layout = model::kv_layout_for(*model_, 16, KvType::kF16);
   EXPECT_EQ(layout.n_layers, static_cast<std::uint32_t>(hp.n_layer));
   EXPECT_EQ(layout.bytes_per_token(), 2u * hp.n_layer * hp.n_head_kv * hp.head_dim * 2);
