@@ -268,6 +268,19 @@ WISP_HD void decode_wq(const std::uint8_t* row, std::int64_t c, int bits, int gr
 
 WISP_HD bool is_float_type(std::uint32_t t) { return t == type_id::kF32 || t == type_id::kF16 || t == type_id::kBF16; }
 
+// Whether decode_chunk knows `type` (every GGML legacy and K-quant type and every WQ type).
+WISP_HD bool is_quantized_type(std::uint32_t type) {
+  switch (type) {
+    case type_id::kQ4_0: case type_id::kQ4_1: case type_id::kQ5_0: case type_id::kQ5_1: case type_id::kQ8_0:
+    case type_id::kQ2_K: case type_id::kQ3_K: case type_id::kQ4_K: case type_id::kQ5_K: case type_id::kQ6_K:
+      return true;
+    default: break;
+  }
+  if (type <= type_id::kWqBase || type >= type_id::kWqBase + 90) return false;
+  const std::uint32_t bits = (type - type_id::kWqBase) / 10, g = (type - type_id::kWqBase) % 10;
+  return ((bits >= 2 && bits <= 6) || bits == 8) && g <= 2;
+}
+
 // Decodes chunk c of a row of a quantized type; false for a type this header does not know
 // (the float types are read with float_chunk instead).
 WISP_HD bool decode_chunk(std::uint32_t type, const std::uint8_t* row, std::int64_t c, WeightChunk& w) {
