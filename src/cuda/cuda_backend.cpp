@@ -1,6 +1,7 @@
 #include "cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,7 @@ void check_matrix(const kernels::MatrixView& m, const char* what) {
     throw Error(std::string("cuda: ") + what + " has sparse full-precision outliers, which the CUDA backend does not "
                 "run yet (use --device cpu)");
   }
-  WeightChunk w{};
-  const bool known = is_float_type(m.type_id) || decode_chunk(m.type_id, m.data, 0, w);
-  if (!known) {
+  if (!is_float_type(m.type_id) && !is_quantized_type(m.type_id)) {
     throw Error(std::string("cuda: ") + what + " has block type id " + std::to_string(m.type_id) +
                 ", which the CUDA backend does not run (use --device cpu)");
   }
@@ -122,13 +121,24 @@ class CudaBackend final : public model::Backend {
   void rope(model::Act x, std::int64_t head_dim, std::span<const std::int64_t> positions,
             const kernels::RopeParams& p) override {
     // The angles on the host, by the CPU's own table function (every rope variant it knows), so
-    // the device rotates by exactly the CPU's cos/sin.
+    // the device rotates by exactly the CPU's cos/sin. q and k (and layers of the same kind) share
+    // one table: it is uploaded again only when the positions or the parameters change.
+    // (Bytewise: a difference in padding only costs an upload.)
+    const bool same = std::memcmp(&rope_key_, &p, sizeof p) == 0 &&
+                      std::equal(positions.begin(), positions.end(), rope_pos_.begin(), rope_pos_.end());
+    if (same) {
+      launch_rope(x.data, x.stride, x.rows, x.cols / head_dim, head_dim, p.n_dims, p.style == kernels::RopeStyle::kNeox,
+                  rope_.as<const float>(), nullptr);
+      return;
+    }
     rope_host_.resize(static_cast<std::size_t>(x.rows * p.n_dims));
     for (std::int64_t t = 0; t < x.rows; ++t) {
       kernels::rope_table(p, positions[static_cast<std::size_t>(t)], rope_row_);
       std::copy(rope_row_.begin(), rope_row_.end(), rope_host_.begin() + t * p.n_dims);
     }
     const auto* cs = upload(rope_, rope_host_.data(), rope_host_.size() * sizeof(float), "rope tables");
+    rope_key_ = p;
+    rope_pos_.assign(positions.begin(), positions.end());
     launch_rope(x.data, x.stride, x.rows, x.cols / head_dim, head_dim, p.n_dims, p.style == kernels::RopeStyle::kNeox,
                 static_cast<const float*>(cs), nullptr);
   }
@@ -173,6 +183,7 @@ class CudaBackend final : public model::Backend {
   }
 
   DeviceMatrix device_matrix(const kernels::MatrixView& m) const {
+    check_matrix(m, "a weight matrix");
     return DeviceMatrix{weights_->device(m.data, "a weight matrix"), m.type_id, m.n_cols, m.n_rows, m.row_bytes};
   }
   const float* device_floats(const float* host, const char* what) const {
@@ -232,6 +243,8 @@ class CudaBackend final : public model::Backend {
   DeviceBuffer act_, tok_ids_, gather_, sum_weights_, rope_, scores_;
   DeviceBuffer tok_block_, tok_slot_, tok_pos_, tok_table_, tables_;
   std::vector<float> rope_host_, rope_row_;
+  kernels::RopeParams rope_key_{};  // what the uploaded rope table was made for
+  std::vector<std::int64_t> rope_pos_;
   std::vector<std::uint32_t> h_block_, h_slot_, h_table_, h_tables_;
   std::vector<std::int64_t> h_pos_;
   std::int64_t max_keys_ = 1;
