@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace wisp {
@@ -69,5 +70,10 @@ const BlockTypeInfo& block_type(GgmlType t);
 // Every registered GGML type, in id order (wisp's own WQ types: all_wq_block_types() in
 // formats/wq_format.h; find_block_type() finds both).
 std::span<const BlockTypeInfo> all_block_types();
+// GGML's name for a type id GGUF files may carry, whether or not wisp implements it ("IQ2_XXS"
+// for 16); nullptr for an id GGML does not define. For error messages.
+const char* ggml_type_name(std::uint32_t id);
+// The names of every type wisp reads ("F32, F16, Q4_0, ..."), GGML's and its own, in id order.
+std::string supported_block_type_names();
 
 }  // namespace wisp

@@ -15,6 +15,15 @@ namespace {
 constexpr int kMaxArrayDepth = 8;
 constexpr std::uint64_t kMaxDim = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
+// A tensor type wisp cannot read: named when GGML defines it (a newer or rarer block type), with
+// the types wisp does read, so the user knows whether another quantization of the model would do.
+std::string unsupported_type_message(std::uint32_t id) {
+  const char* name = ggml_type_name(id);
+  return "unknown or unsupported tensor type id " + std::to_string(id) +
+         (name ? std::string(" (GGML's ") + name + ", which wisp does not implement)" : std::string(" (not a GGML type)")) +
+         "; wisp reads " + supported_block_type_names();
+}
+
 std::string key_field(std::string_view key, const char* what) {
   return "metadata '" + std::string(key) + "' " + what;
 }
@@ -196,7 +205,7 @@ void GgufFile::parse_all() {
     t.type_id = cur.read<std::uint32_t>(tf + " type");
     t.type = find_block_type(t.type_id);
     if (t.type == nullptr)
-      cur.fail(tf + " type", type_at, "unknown or unsupported tensor type id " + std::to_string(t.type_id));
+      cur.fail(tf + " type", type_at, unsupported_type_message(t.type_id));
     if (t.ne[0] % t.type->block_elems != 0)
       cur.fail(tf + " shape", dims_at,
                "row length " + std::to_string(t.ne[0]) + " is not a multiple of the " + t.type->name +

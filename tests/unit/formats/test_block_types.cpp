@@ -135,6 +135,27 @@ TEST(BlockTypes, UnimplementedIdsAreAbsent) {
   EXPECT_THROW(block_type(GgmlType::kQ8_K), Error);
 }
 
+TEST(BlockTypes, GgmlNamesCoverUnimplementedTypes) {
+  // Names as gguf.constants.GGMLQuantizationType spells them, implemented or not.
+  EXPECT_STREQ(ggml_type_name(16), "IQ2_XXS");
+  EXPECT_STREQ(ggml_type_name(29), "IQ1_M");
+  EXPECT_STREQ(ggml_type_name(39), "MXFP4");
+  EXPECT_STREQ(ggml_type_name(23), "IQ4_XS");
+  EXPECT_EQ(ggml_type_name(4), nullptr);
+  EXPECT_EQ(ggml_type_name(33), nullptr);
+  EXPECT_EQ(ggml_type_name(1000), nullptr);
+  for (const BlockTypeInfo& t : all_block_types()) EXPECT_STREQ(ggml_type_name(t.id), t.name);
+  const std::string names = supported_block_type_names();
+  EXPECT_EQ(names.rfind("F32, F16, Q4_0, Q4_1,", 0), 0u) << names;
+  for (const BlockTypeInfo& t : all_block_types()) EXPECT_NE(names.find(t.name), std::string::npos) << t.name;
+  try {
+    block_type(GgmlType::kIQ2_XXS);
+    ADD_FAILURE() << "IQ2_XXS is not implemented yet";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(IQ2_XXS)"), std::string::npos) << e.what();
+  }
+}
+
 // ---- half and bfloat16 ----------------------------------------------------------------------------
 
 static_assert(f16_to_f32(0x3c00) == 1.0f && f16_to_f32(0xc000) == -2.0f && f16_to_f32(0x7bff) == 65504.0f);

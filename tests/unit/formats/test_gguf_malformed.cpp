@@ -137,7 +137,12 @@ TEST(GgufMalformed, DuplicateKeyAndTensorName) {
 TEST(GgufMalformed, UnknownTensorType) {
   Bytes t = header(1, 0);
   tensor_info(t, "w", {32}, 99, 0).pad_to(32).zeros(64);
-  expect_error(t, {"tensor 'w' type", "unknown or unsupported tensor type id 99"});
+  expect_error(t, {"tensor 'w' type", "unknown or unsupported tensor type id 99 (not a GGML type)",
+                   "wisp reads F32, F16, Q4_0", "IQ4_XS", "MXFP4"});
+  // A GGML type wisp lacks is named, with what wisp reads instead.
+  Bytes g = header(1, 0);
+  tensor_info(g, "w", {256}, 16, 0).pad_to(32).zeros(96);
+  expect_error(g, {"tensor 'w' type", "type id 16 (GGML's IQ2_XXS, which wisp does not implement)", "wisp reads F32"});
 }
 
 TEST(GgufMalformed, MisalignedTensorData) {
