@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "wisp/error.h"
+#include "wisp/version.h"
 
 namespace {
 
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::printf("wisp 0.1.0\n");
+    std::printf("wisp %s\n", WISP_VERSION_STRING);
     return 0;
   }
   for (const Command& c : kCommands) {
