@@ -198,4 +198,79 @@ inline float e8m0_to_f32_half(std::uint8_t e) {
   return std::bit_cast<float>(bits);
 }
 
+// ---- The grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) ----------------------
+// Each stores, per group of 8 (IQ2, IQ1) or 4 (IQ3) values, an index into a fixed codebook of
+// magnitudes (formats/blocks/iq_grids.h) and, for IQ2/IQ3, signs; scales per 16 or 32 values
+// multiply a half d. Element 8i + j (4i + j for IQ3) is value j of grid entry i of the block.
+
+// IQ2_XXS: per 32 values two little-endian uint32 a0, a1 in qs: the bytes of a0 are 4 grid indices
+// (kIq2XxsGrid), a1 >> 28 the scale ls, (a1 >> 7l) & 127 the sign pattern index of group l.
+// value = (d * (0.5 + ls) * 0.25) * grid * sign.
+struct BlockIQ2_XXS {
+  std::uint16_t d;
+  std::uint16_t qs[kQK_K / 8];
+};
+static_assert(sizeof(BlockIQ2_XXS) == 66);
+
+// IQ2_XS: per 8 values a uint16: low 9 bits a kIq2XsGrid index, high 7 a sign pattern index; a
+// 4-bit scale per 16 values (nibble k % 2 of scales[k / 2]), value = (d * (0.5 + s) * 0.25) * ...
+struct BlockIQ2_XS {
+  std::uint16_t d;
+  std::uint16_t qs[kQK_K / 8];
+  std::uint8_t scales[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ2_XS) == 74);
+
+// IQ2_S: grid index (kIq2SGrid, 10 bits) = qs[i] | ((qh[i / 4] >> 2 (i % 4)) & 3) << 8; plain sign
+// bits (bit j of signs[i] for value 8i + j); scales as IQ2_XS.
+struct BlockIQ2_S {
+  std::uint16_t d;
+  std::uint8_t qs[kQK_K / 8];
+  std::uint8_t signs[kQK_K / 8];
+  std::uint8_t qh[kQK_K / 32];
+  std::uint8_t scales[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ2_S) == 82);
+
+// IQ3_XXS: qs[0..63] are kIq3XxsGrid indices (4 values each); then per 32 values a uint32 whose
+// top 4 bits are the scale ls and 4 x 7 bits the sign pattern indices of its 8-value groups.
+// value = (d * (0.5 + ls) * 0.5) * grid * sign.
+struct BlockIQ3_XXS {
+  std::uint16_t d;
+  std::uint8_t qs[3 * kQK_K / 8];
+};
+static_assert(sizeof(BlockIQ3_XXS) == 98);
+
+// IQ3_S: grid index (kIq3SGrid, 9 bits) = qs[i] | ((qh[i / 8] >> (i % 8)) & 1) << 8; plain sign
+// bits; a 4-bit scale per 32 values (nibble k % 2 of scales[k / 2]), value = (d * (1 + 2s)) * ...
+struct BlockIQ3_S {
+  std::uint16_t d;
+  std::uint8_t qs[kQK_K / 4];
+  std::uint8_t qh[kQK_K / 32];
+  std::uint8_t signs[kQK_K / 8];
+  std::uint8_t scales[kQK_K / 64];
+};
+static_assert(sizeof(BlockIQ3_S) == 110);
+
+// IQ1_S: per 32 values a uint16 qh: bits 3l..3l+2 extend group l's grid index (kIq1SGrid, 11
+// bits: qs[4 ib + l] | those << 8), bits 12..14 the scale s, bit 15 the sign of the shift delta.
+// value = (d * (2s + 1)) * (grid + delta), delta = +-0.125.
+struct BlockIQ1_S {
+  std::uint16_t d;
+  std::uint8_t qs[kQK_K / 8];
+  std::uint16_t qh[kQK_K / 32];
+};
+static_assert(sizeof(BlockIQ1_S) == 50);
+
+// IQ1_M: no d field: the half d is the top nibbles of the four uint16 of scales (scales[0] >> 12
+// its low 4 bits .. scales[3] >> 12 its top 4). 3-bit scale k (per 16 values) is
+// (scales[k / 4] >> 3 (k % 4)) & 7; per 8 values i a nibble of qh (qh[i / 2] >> 4 (i % 2)): low 3 bits
+// extend the grid index, bit 3 the delta sign. value = (d * (2s + 1)) * (grid + delta).
+struct BlockIQ1_M {
+  std::uint8_t qs[kQK_K / 8];
+  std::uint8_t qh[kQK_K / 16];
+  std::uint16_t scales[kQK_K / 64];
+};
+static_assert(sizeof(BlockIQ1_M) == 56);
+
 }  // namespace wisp

@@ -64,4 +64,14 @@ void dequantize_tq1_0(const void* blocks, float* out, std::int64_t n);
 void dequantize_tq2_0(const void* blocks, float* out, std::int64_t n);
 void dequantize_mxfp4(const void* blocks, float* out, std::int64_t n);
 
+// iq2.cpp, iq3.cpp, iq1.cpp: the grid types (dequantize only: their quantizers need an importance
+// matrix and a grid search)
+void dequantize_iq2_xxs(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq2_xs(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq2_s(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq3_xxs(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq3_s(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq1_s(const void* blocks, float* out, std::int64_t n);
+void dequantize_iq1_m(const void* blocks, float* out, std::int64_t n);
+
 }  // namespace wisp::blocks

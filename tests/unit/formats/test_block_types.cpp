@@ -87,7 +87,10 @@ constexpr KnownType kKnown[] = {
     {"Q4_1", 3, 32, 20, 5.0, true},     {"Q5_0", 6, 32, 22, 5.5, true},     {"Q5_1", 7, 32, 24, 6.0, true},
     {"Q8_0", 8, 32, 34, 8.5, true},     {"Q2_K", 10, 256, 84, 2.625, false}, {"Q3_K", 11, 256, 110, 3.4375, false},
     {"Q4_K", 12, 256, 144, 4.5, false}, {"Q5_K", 13, 256, 176, 5.5, false}, {"Q6_K", 14, 256, 210, 6.5625, false},
-    {"IQ4_NL", 20, 32, 18, 4.5, false}, {"IQ4_XS", 23, 256, 136, 4.25, false},
+    {"IQ2_XXS", 16, 256, 66, 2.0625, false}, {"IQ2_XS", 17, 256, 74, 2.3125, false},
+    {"IQ3_XXS", 18, 256, 98, 3.0625, false}, {"IQ1_S", 19, 256, 50, 1.5625, false},
+    {"IQ4_NL", 20, 32, 18, 4.5, false}, {"IQ3_S", 21, 256, 110, 3.4375, false}, {"IQ2_S", 22, 256, 82, 2.5625, false},
+    {"IQ4_XS", 23, 256, 136, 4.25, false}, {"IQ1_M", 29, 256, 56, 1.75, false},
     {"BF16", 30, 1, 2, 16.0, true},     {"TQ1_0", 34, 256, 54, 1.6875, false}, {"TQ2_0", 35, 256, 66, 2.0625, false},
     {"MXFP4", 39, 32, 17, 4.25, false},
 };
@@ -131,6 +134,7 @@ TEST(BlockTypes, UnimplementedIdsAreAbsent) {
   EXPECT_EQ(find_block_type(9u), nullptr);   // Q8_1: no reference in the gguf package
   EXPECT_EQ(find_block_type(15u), nullptr);  // Q8_K: likewise
   EXPECT_EQ(find_block_type(24u), nullptr);  // I8: an integer tensor, not a block type of weights
+  EXPECT_EQ(find_block_type(40u), nullptr);  // NVFP4
   EXPECT_EQ(find_block_type(0xffffffffu), nullptr);
   EXPECT_THROW(block_type(GgmlType::kQ8_K), Error);
 }
@@ -149,10 +153,10 @@ TEST(BlockTypes, GgmlNamesCoverUnimplementedTypes) {
   EXPECT_EQ(names.rfind("F32, F16, Q4_0, Q4_1,", 0), 0u) << names;
   for (const BlockTypeInfo& t : all_block_types()) EXPECT_NE(names.find(t.name), std::string::npos) << t.name;
   try {
-    block_type(GgmlType::kIQ2_XXS);
-    ADD_FAILURE() << "IQ2_XXS is not implemented yet";
+    block_type(GgmlType::kQ8_K);
+    ADD_FAILURE() << "Q8_K is not a weight type wisp reads";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(IQ2_XXS)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(Q8_K)"), std::string::npos) << e.what();
   }
 }
 

@@ -141,8 +141,8 @@ TEST(GgufMalformed, UnknownTensorType) {
                    "wisp reads F32, F16, Q4_0", "IQ4_XS", "MXFP4"});
   // A GGML type wisp lacks is named, with what wisp reads instead.
   Bytes g = header(1, 0);
-  tensor_info(g, "w", {256}, 16, 0).pad_to(32).zeros(96);
-  expect_error(g, {"tensor 'w' type", "type id 16 (GGML's IQ2_XXS, which wisp does not implement)", "wisp reads F32"});
+  tensor_info(g, "w", {128}, 40, 0).pad_to(32).zeros(96);
+  expect_error(g, {"tensor 'w' type", "type id 40 (GGML's NVFP4, which wisp does not implement)", "wisp reads F32"});
 }
 
 TEST(GgufMalformed, MisalignedTensorData) {
