@@ -18,7 +18,7 @@ Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tes
 
 The float types' one-token and tinyBLAS orders differ between AVX2 and AVX-512 builds of
 libggml-cpu, so their goldens must come from the AVX-512 reference machine. The IQ4_NL, IQ4_XS,
-TQ1_0, TQ2_0 and MXFP4 cases were made on an AVX2 machine (--types IQ4_NL,IQ4_XS,TQ1_0,TQ2_0,MXFP4):
+TQ1_0, TQ2_0, MXFP4, IQ2_XXS and IQ3_XXS cases were made on an AVX2 machine (--types ...):
 ggml's kernels for them have one x86 path for AVX2 and AVX-512 alike (the `__AVX2__` branch of
 ggml_vec_dot_*, tinyBLAS's Q0 kernel, the tiled GEMM's epilogue), and the K-quant files this
 machine regenerates are byte-identical to the reference machine's.
@@ -46,6 +46,8 @@ TYPES = {
     "TQ1_0": (34, 256, 54, [52]),
     "TQ2_0": (35, 256, 66, [64]),
     "MXFP4": (39, 32, 17, []),  # byte 0 is an E8M0 exponent, set below
+    "IQ2_XXS": (16, 256, 66, [0]),
+    "IQ3_XXS": (18, 256, 98, [0]),
 }
 
 # (type, K values per row, N tokens): one token and batches for every type; K not a multiple of
@@ -66,6 +68,7 @@ CASES = [
     ("IQ4_XS", 2048, 1), ("IQ4_XS", 1024, 3), ("IQ4_XS", 1024, 8),
     ("TQ1_0", 2048, 1), ("TQ1_0", 1024, 8), ("TQ2_0", 2048, 1), ("TQ2_0", 1024, 8),
     ("MXFP4", 1024, 1), ("MXFP4", 1056, 1), ("MXFP4", 1024, 8),
+    ("IQ2_XXS", 2048, 1), ("IQ2_XXS", 1024, 8), ("IQ3_XXS", 2048, 1), ("IQ3_XXS", 1024, 8),
 ]
 M = 8
 
