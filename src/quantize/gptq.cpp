@@ -24,7 +24,9 @@ void HessianAccumulator::add(const float* rows, std::int64_t m, int n_threads) {
   for (std::int64_t r = 0; r < m; ++r) {
     for (std::int64_t j = 0; j < n; ++j) xt[static_cast<std::size_t>(j * m + r)] = rows[r * n + j];
   }
-#pragma omp parallel for schedule(dynamic, 8) num_threads(std::max(1, n_threads))
+  // Threads only for work that outweighs waking them (a busy machine makes each region costly).
+  const bool big = static_cast<double>(n) * n * m > 8e6;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(std::max(1, n_threads)) if (big)
   for (std::int64_t i = 0; i < n; ++i) {
     const float* a = xt.data() + i * m;
     double* out = upper_.data() + i * n;
@@ -58,55 +60,46 @@ std::vector<double> HessianAccumulator::hessian() const {
 namespace {
 
 // In-place lower Cholesky factor of a (n x n row-major, lower triangle read); false when a pivot
-// is not positive. The upper triangle is zeroed.
-bool cholesky_lower(std::vector<double>& a, std::int64_t n, int n_threads) {
-  for (std::int64_t j = 0; j < n; ++j) {
-    double* rj = a.data() + j * n;
-    double d = rj[j];
-    for (std::int64_t k = 0; k < j; ++k) d -= rj[k] * rj[k];
-    if (!(d > 0) || !std::isfinite(d)) return false;
-    const double l = std::sqrt(d);
-    rj[j] = l;
-#pragma omp parallel for schedule(static) num_threads(std::max(1, n_threads)) if (n - j > 256)
-    for (std::int64_t i = j + 1; i < n; ++i) {
-      double* ri = a.data() + i * n;
-      double s = ri[j];
-      for (std::int64_t k = 0; k < j; ++k) s -= ri[k] * rj[k];
-      ri[j] = s / l;
+// is not positive. The upper triangle is zeroed. Row by row (each row needs only the rows above
+// it), on one thread: a parallel region per column would wait on every busy core n times.
+bool cholesky_lower(std::vector<double>& a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    double* ri = a.data() + i * n;
+    for (std::int64_t j = 0; j < i; ++j) {
+      const double* rj = a.data() + j * n;
+      double s = 0;
+#pragma omp simd reduction(+ : s)
+      for (std::int64_t k = 0; k < j; ++k) s += ri[k] * rj[k];
+      ri[j] = (ri[j] - s) / rj[j];
     }
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (std::int64_t k = 0; k < i; ++k) s += ri[k] * ri[k];
+    const double d = ri[i] - s;
+    if (!(d > 0) || !std::isfinite(d)) return false;
+    ri[i] = std::sqrt(d);
   }
   for (std::int64_t i = 0; i < n; ++i) std::fill(a.begin() + i * n + i + 1, a.begin() + (i + 1) * n, 0.0);
   return true;
 }
 
-// H^-1 from its lower Cholesky factor L: X = L^-1 (lower), H^-1 = X^T X.
-std::vector<double> inverse_from_cholesky(const std::vector<double>& l, std::int64_t n, int n_threads) {
-  // xt = X^T (upper): row j of xt is column j of X, so every sum below runs along rows.
+// The inverse of a lower triangular L, transposed: row j holds column j of L^-1 (so every sum
+// below runs along rows).
+std::vector<double> lower_inverse_transposed(const std::vector<double>& l, std::int64_t n, int n_threads) {
   std::vector<double> xt(static_cast<std::size_t>(n * n), 0.0);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(std::max(1, n_threads))
   for (std::int64_t j = 0; j < n; ++j) {
-    double* c = xt.data() + j * n;  // X[., j]
+    double* c = xt.data() + j * n;  // (L^-1)[., j]
     c[j] = 1.0 / l[static_cast<std::size_t>(j * n + j)];
     for (std::int64_t i = j + 1; i < n; ++i) {
       const double* li = l.data() + i * n;
       double s = 0;
+#pragma omp simd reduction(+ : s)
       for (std::int64_t k = j; k < i; ++k) s += li[k] * c[k];
       c[i] = -s / li[i];
     }
   }
-  std::vector<double> inv(static_cast<std::size_t>(n * n));
-#pragma omp parallel for schedule(dynamic, 4) num_threads(std::max(1, n_threads))
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double* a = xt.data() + i * n;
-    for (std::int64_t j = i; j < n; ++j) {
-      const double* b = xt.data() + j * n;
-      double s = 0;
-      for (std::int64_t k = j; k < n; ++k) s += a[k] * b[k];  // X[k][i] X[k][j], nonzero for k >= max(i, j) = j
-      inv[static_cast<std::size_t>(i * n + j)] = s;
-      inv[static_cast<std::size_t>(j * n + i)] = s;
-    }
-  }
-  return inv;
+  return xt;
 }
 
 }  // namespace
@@ -147,30 +140,30 @@ GptqFactor gptq_factor(std::vector<double> h, std::int64_t n, const GptqOptions&
   }
   f.pos.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) f.pos[static_cast<std::size_t>(f.perm[static_cast<std::size_t>(i)])] = i;
-  std::vector<double> hp(static_cast<std::size_t>(n * n));
+  // U without forming H^-1: with J the order reversal, J H J = M M^T (M lower) gives
+  // H^-1 = (J M^-1 J)^T (J M^-1 J), and J M^-1 J is upper triangular with a positive diagonal:
+  // the upper Cholesky factor of H^-1. One factorisation and one triangular inverse.
+  std::vector<double> hr(static_cast<std::size_t>(n * n));
   for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t ci = f.perm[static_cast<std::size_t>(n - 1 - i)];
     for (std::int64_t j = 0; j < n; ++j) {
-      hp[static_cast<std::size_t>(i * n + j)] =
-          h[static_cast<std::size_t>(f.perm[static_cast<std::size_t>(i)] * n + f.perm[static_cast<std::size_t>(j)])];
+      hr[static_cast<std::size_t>(i * n + j)] = h[static_cast<std::size_t>(ci * n + f.perm[static_cast<std::size_t>(n - 1 - j)])];
     }
   }
   h.clear();
   h.shrink_to_fit();
-  if (!cholesky_lower(hp, n, opt.n_threads)) {
+  if (!cholesky_lower(hr, n)) {
     throw Error("gptq: " + what + ": the damped Hessian is not positive definite (raise --gptq-damp, now " +
                 std::to_string(opt.damp) + ", or calibrate on more tokens)");
   }
-  std::vector<double> inv = inverse_from_cholesky(hp, n, opt.n_threads);
-  hp.clear();
-  hp.shrink_to_fit();
-  if (!cholesky_lower(inv, n, opt.n_threads)) {
-    throw Error("gptq: " + what + ": the inverse Hessian is not positive definite (raise --gptq-damp, now " +
-                std::to_string(opt.damp) + ")");
-  }
-  // U = L^T for H^-1 = L L^T.
+  const std::vector<double> mt = lower_inverse_transposed(hr, n, opt.n_threads);  // mt[b][a] = (M^-1)[a][b]
+  hr.clear();
+  hr.shrink_to_fit();
   f.u.assign(static_cast<std::size_t>(n * n), 0.0);
   for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j <= i; ++j) f.u[static_cast<std::size_t>(j * n + i)] = inv[static_cast<std::size_t>(i * n + j)];
+    for (std::int64_t j = i; j < n; ++j) {
+      f.u[static_cast<std::size_t>(i * n + j)] = mt[static_cast<std::size_t>((n - 1 - j) * n + (n - 1 - i))];
+    }
   }
   return f;
 }
