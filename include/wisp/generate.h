@@ -21,6 +21,8 @@
 
 namespace wisp {
 
+class Speculator;
+
 enum class StopReason {
   kLength,       // n_predict tokens were generated
   kEndOfTurn,    // the model produced an end-of-generation token
@@ -43,6 +45,17 @@ struct GenerationStats {
   double decode_tokens_per_second() const {
     return generate_seconds > 0 && n_generated > 1 ? (n_generated - 1) / generate_seconds : 0.0;
   }
+
+  // Speculative decoding (GenerationOptions::speculator; 0 without): verification passes that
+  // checked guesses, the guesses checked, and those kept.
+  std::size_t n_draft_rounds = 0;
+  std::size_t n_drafted = 0;
+  std::size_t n_draft_accepted = 0;
+  double acceptance_rate() const { return n_drafted > 0 ? static_cast<double>(n_draft_accepted) / n_drafted : 0.0; }
+  // Guesses kept per verification pass.
+  double mean_accepted_length() const {
+    return n_draft_rounds > 0 ? static_cast<double>(n_draft_accepted) / n_draft_rounds : 0.0;
+  }
 };
 
 struct GenerationResult {
@@ -58,6 +71,9 @@ struct GenerationOptions {
   std::function<bool(std::string_view)> on_text;
   // Checked before each token; raised from a signal handler to stop an answer (may be null).
   const std::atomic<bool>* cancel = nullptr;
+  // Speculative decoding (src/generate/speculative.h): guesses verified several per pass. Null =
+  // one token per pass. Greedy output is the same either way.
+  Speculator* speculator = nullptr;
 };
 
 // Evaluates `prompt` (at least one token) at the end of `session` in one batch, then samples up to

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "generate/speculative.h"
 #include "tokenizer/stream_decoder.h"
 #include "wisp/error.h"
 
@@ -30,6 +31,9 @@ GenerationResult generate(Session& session, const Tokenizer& tokenizer, Sampler&
     throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens but the context has room for " +
                 std::to_string(session.n_ctx() - session.n_past()) + " more (context size " +
                 std::to_string(session.n_ctx()) + "; raise it with -c)");
+  }
+  if (options.speculator != nullptr) {
+    return generate_speculative(session, tokenizer, sampler, prompt, options, *options.speculator);
   }
   GenerationResult result;
   for (TokenId t : prompt) sampler.accept(t);
