@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "args.h"
+#include "bench_speculative.h"
 #include "commands.h"
 #include "core/cpu_features.h"
 #include "core/read_bandwidth.h"
@@ -33,6 +34,7 @@
 #include "kernels/dot.h"
 #include "plan/decode.h"
 #include "plan/kv_bytes.h"
+#include "speculation_flags.h"
 #include "wisp/error.h"
 #include "wisp/model.h"
 #include "wisp/engine.h"
@@ -65,6 +67,8 @@ ArgParser make_parser() {
   p.flag("json").help("print JSON (for scripts)");
   p.flag("csv").help("print CSV");
   p.option("svg").value_name("FILE").help("write a chart of tok/s against bits per weight");
+  add_speculation_flags(p);
+  add_speculative_bench_flags(p);
   p.epilog("WISP_ISA=scalar|avx2|avx512 forces a kernel path. MiB = 1024^2 bytes; GB/s = 1e9 bytes/s.");
   return p;
 }
@@ -527,6 +531,11 @@ int cmd_bench(int argc, char** argv) {
   if (n_prompt < 0 || n_gen < 0 || reps < 1) throw UsageError("bench: -p and -n must be >= 0 and -r >= 1");
   const int threads = args.has("threads") ? static_cast<int>(args.int64("threads")) : physical_cores();
   if (threads < 1) throw UsageError("bench: --threads must be >= 1");
+
+  if (args.has("lookup") || args.has("draft")) {
+    if (files.size() != 1) throw UsageError("bench --lookup/--draft: give one target model");
+    return bench_speculative(args, files.front(), threads, static_cast<std::size_t>(n_gen), reps);
+  }
 
   std::vector<int> n_seqs;
   if (auto b = args.value("batch")) {

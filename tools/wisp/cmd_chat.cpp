@@ -18,6 +18,7 @@
 #include "generate/conversation.h"
 #include "generation_flags.h"
 #include "line_reader.h"
+#include "speculation_flags.h"
 #include "model/model_state.h"
 #include "wisp/error.h"
 
@@ -69,6 +70,7 @@ ArgParser make_parser() {
   p.flag("no-history").help("keep no input history (default: $XDG_STATE_HOME/wisp/chat_history, "
                              "else ~/.local/state/wisp/chat_history)").group("chat");
   add_sampling_flags(p);
+  add_speculation_flags(p);
   p.epilog(std::string("In the chat:\n") + kChatHelp);
   return p;
 }
@@ -113,6 +115,7 @@ int cmd_chat(int argc, char** argv) {
   Session session(lm.model, lm.session);
   Conversation chat(session, tokenizer, std::move(tmpl), args.value("system"));
   Sampler sampler(sp);
+  std::unique_ptr<Speculator> speculator = speculator_from_flags(args, lm, tokenizer, sp);
   const bool tty = ::isatty(STDIN_FILENO) != 0;
   const std::size_t per_answer = n_predict < 0 ? 0 : static_cast<std::size_t>(n_predict);
   // Room kept for an answer when deciding whether old turns must go.
@@ -155,6 +158,7 @@ int cmd_chat(int argc, char** argv) {
     GenerationOptions opts;
     opts.n_predict = per_answer;
     opts.cancel = &g_interrupted;
+    opts.speculator = speculator.get();
     opts.on_text = [](std::string_view s) {
       std::fwrite(s.data(), 1, s.size(), stdout);
       std::fflush(stdout);
@@ -166,9 +170,9 @@ int cmd_chat(int argc, char** argv) {
       std::fputc('\n', stdout);
       std::fflush(stdout);
       const GenerationStats& st = r.generation.stats;
-      std::fprintf(stderr, "[%zu prompt tokens (%zu reused) at %.1f tok/s, %zu generated at %.1f tok/s%s]\n",
+      std::fprintf(stderr, "[%zu prompt tokens (%zu reused) at %.1f tok/s, %zu generated at %.1f tok/s%s%s]\n",
                    st.n_prompt, r.reused_tokens, st.prompt_tokens_per_second(), st.n_generated,
-                   st.decode_tokens_per_second(),
+                   st.decode_tokens_per_second(), speculation_summary(st).c_str(),
                    r.generation.stop == StopReason::kEndOfTurn ? ""
                    : r.generation.stop == StopReason::kCancelled ? ", stopped by Ctrl-C"
                    : r.generation.stop == StopReason::kLength ? ", cut at --n-predict"

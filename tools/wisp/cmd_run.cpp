@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "generate/generator.h"
 #include "generation_flags.h"
+#include "speculation_flags.h"
 #include "model/model_state.h"
 #include "wisp/error.h"
 
@@ -23,6 +24,7 @@ ArgParser make_parser() {
       .help("most tokens to generate; -1 = until the end of the text or the context").group("generation");
   p.flag("no-special").help("treat special-token text in the prompt (<|im_start|>) as plain text").group("generation");
   add_sampling_flags(p);
+  add_speculation_flags(p);
   p.epilog("example: wisp run -m models/SmolLM2-135M-Instruct.Q4_1.gguf -p \"The capital of France is\" -n 32 --temp 0");
   return p;
 }
@@ -70,7 +72,9 @@ int cmd_run(int argc, char** argv) {
   if (!seed_note.empty() && sp.temperature > 0) std::fprintf(stderr, "%s\n", seed_note.c_str());
 
   Sampler sampler(sp);
+  std::unique_ptr<Speculator> speculator = speculator_from_flags(args, lm, tokenizer, sp);
   GenerationOptions opts;
+  opts.speculator = speculator.get();
   opts.n_predict = n_predict < 0 ? 0 : static_cast<std::size_t>(n_predict);
   opts.on_text = [](std::string_view s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
@@ -83,9 +87,10 @@ int cmd_run(int argc, char** argv) {
   const GenerationStats& st = r.stats;
   std::fprintf(stderr,
                "prompt: %zu tokens in %.1f ms (%.1f tok/s) | generated: %zu tokens in %.1f ms (%.1f tok/s) | "
-               "stop: %s\n",
+               "stop: %s%s\n",
                st.n_prompt, st.prompt_seconds * 1e3, st.prompt_tokens_per_second(), st.n_generated,
-               st.generate_seconds * 1e3, st.decode_tokens_per_second(), stop_reason_name(r.stop));
+               st.generate_seconds * 1e3, st.decode_tokens_per_second(), stop_reason_name(r.stop),
+               speculation_summary(st).c_str());
   return 0;
 }
 
