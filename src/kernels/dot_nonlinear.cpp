@@ -6,8 +6,9 @@
 //     accumulator, odd blocks into another, folded as hsum8(acc_even + acc_odd). An odd last block
 //     is added after the fold as one scalar FMA (ggml's C tail, which its compiler contracts).
 //   - IQ4_NL, batches: tinyBLAS, one 8-lane accumulator per output (Q4_0's order with the codebook).
-//   - IQ4_NL repacked (rows % 8 == 0): the Q4_0 GEMV/GEMM with the codebook, one scalar
-//     accumulator per output, acc = fma(float(block sum), d_x * d_y, acc).
+//   - IQ4_NL and MXFP4 repacked (rows % 8 == 0): the Q4_0 GEMV/GEMM with the codebook (one
+//     template in ggml for the three), one scalar accumulator per output,
+//     acc = fma(float(block sum), d_x * d_y, acc).
 //   - IQ4_XS (Q8_K), one token: per super-block 8 integer lanes (lane l: values 4l..4l+3 of every
 //     32-value sub-block times its scale), acc = fma(d_x * d_y, lane, acc), hsum8. Batches of 8+:
 //     the tiled GEMM, one exact sum per super-block, acc = fma(d_x * sum, d_y, acc).
@@ -187,6 +188,9 @@ float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
 }
 float dot_mxfp4(const void* w, const void* a, std::int64_t n) {
   return pairs_dot<BlockMXFP4, kMxfp4Values, mxfp4_scale>(w, a, n);
+}
+float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) {
+  return repacked_dot<BlockMXFP4, kMxfp4Values, mxfp4_scale>(w, a, n);
 }
 
 float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
