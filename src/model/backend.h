@@ -25,6 +25,7 @@
 #include "kv/kv_pool.h"
 #include "model/hparams.h"
 #include "model/step_batch.h"
+#include "wisp/error.h"
 
 namespace wisp::model {
 
@@ -108,6 +109,13 @@ class Backend {
   virtual void add(Act x, Act y) = 0;
   // out = act(gate) * up, element-wise.
   virtual void glu(FfnAct act, Act gate, Act up, Act out) = 0;
+  // out row t = sum over s < k of weights[t*k + s] * src row rows[t*k + s], formed in s order
+  // (the first product, then each next one added), as llama.cpp sums its experts' outputs.
+  // Only mixture-of-experts models need it; a backend without it refuses them when they run.
+  virtual void weighted_sum_rows(Act /*src*/, std::span<const std::int64_t> /*rows*/,
+                                 std::span<const float> /*weights*/, std::int64_t /*k*/, Act /*out*/) {
+    throw Error("this backend does not run mixture-of-experts models yet (weighted_sum_rows)");
+  }
   // x = cap * tanh(x / cap).
   virtual void softcap(Act x, float cap) = 0;
 

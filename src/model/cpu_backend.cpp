@@ -92,6 +92,24 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void weighted_sum_rows(Act src, std::span<const std::int64_t> rows, std::span<const float> weights, std::int64_t k,
+                         Act out) override {
+    // Each product is rounded before it is added (ggml_mul, then ggml_add): the out-of-line
+    // kernels keep the compiler from fusing the two into one multiply-add.
+    const auto n = static_cast<std::size_t>(out.cols);
+    wsum_buf_.resize(n);
+    for (std::int64_t t = 0; t < out.rows; ++t) {
+      float* o = out.row(t);
+      for (std::int64_t s = 0; s < k; ++s) {
+        const auto i = static_cast<std::size_t>(t * k + s);
+        float* dst = s == 0 ? o : wsum_buf_.data();
+        std::memcpy(dst, src.row(rows[i]), n * sizeof(float));
+        kernels::scale(dst, out.cols, weights[i]);
+        if (s > 0) kernels::add(dst, o, out.cols);
+      }
+    }
+  }
+
   void softcap(Act x, float cap) override {
     for (std::int64_t r = 0; r < x.rows; ++r) kernels::softcap(x.row(r), x.cols, cap);
   }
@@ -191,7 +209,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;  // persistent workers for every parallel op (core/thread_pool.h)
   kernels::DotOrder order_;
   kernels::MatmulScratch scratch_;
-  std::vector<float> kbuf_, vbuf_, rope_table_;
+  std::vector<float> kbuf_, vbuf_, rope_table_, wsum_buf_;
   std::vector<const float*> kblocks_, vblocks_;
   std::vector<const std::byte*> kcoded_, vcoded_;
   std::vector<kernels::AttentionSegment<kernels::PagedKv>> f32_segs_;

@@ -51,14 +51,24 @@ class Keys {
   std::string arch_;
 };
 
+struct ArchName {
+  std::string_view name;  // general.architecture
+  Arch arch;
+};
+constexpr ArchName kArchs[] = {
+    {"llama", Arch::kLlama}, {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3},     {"qwen3moe", Arch::kQwen3Moe}, {"gemma2", Arch::kGemma2},
+    {"gemma3", Arch::kGemma3}, {"phi3", Arch::kPhi3},     {"smollm3", Arch::kSmolLM3}, {"olmo2", Arch::kOlmo2},
+    {"granite", Arch::kGranite},
+};
+
 Arch parse_arch(const GgufFile& f) {
   const std::string_view name = f.architecture();
   if (name.empty()) throw Error(f.path() + ": no general.architecture key: not a model file, or a damaged one");
-  if (name == "llama") return Arch::kLlama;
-  if (name == "qwen2") return Arch::kQwen2;
-  if (name == "gemma3") return Arch::kGemma3;
-  throw Error(f.path() + ": architecture '" + std::string(name) +
-              "' is not supported (wisp runs llama, qwen2 and gemma3 models)");
+  for (const ArchName& a : kArchs) {
+    if (a.name == name) return a.arch;
+  }
+  throw Error(f.path() + ": architecture '" + std::string(name) + "' is not supported (wisp runs " +
+              supported_architectures() + ")");
 }
 
 std::int64_t vocab_size(const GgufFile& f, const Keys& k) {
@@ -71,23 +81,61 @@ std::int64_t vocab_size(const GgufFile& f, const Keys& k) {
   return 0;
 }
 
+// The rope scaling as llama.cpp applies it at the trained context: linear (and longrope, whose
+// per-pair factors are tensors) divide the angles by the factor; yarn also blends in the
+// unscaled angles of the fast-turning pairs and corrects the magnitude; attn_factor scales
+// cos and sin (LongRoPE writes it).
 void read_rope_scaling(const GgufFile& f, const Keys& k, HParams& hp) {
   std::string type = "linear";
   if (const GgufValue* v = k.find("rope.scaling.type")) type = std::string(v->as_string());
   float factor = k.real_or("rope.scaling.factor", 0.0f);
   if (factor == 0.0f) factor = k.real_or("rope.scale_linear", 0.0f);
+  hp.rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+  hp.rope_attn_factor = 1.0f;
   if (type == "none") {
     hp.rope_freq_scale = 1.0f;
-  } else if (type == "linear") {
-    hp.rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
-  } else {
+  } else if (type == "yarn") {
+    if (k.find("rope.scaling.yarn_log_multiplier") != nullptr) {
+      k.fail("rope.scaling.yarn_log_multiplier", "is set: wisp's YaRN has no log-multiplier variant yet");
+    }
+    // llama.cpp's defaults (the architectures here read no yarn_ext_factor or beta keys).
+    hp.rope_ext_factor = 1.0f;
+    const std::int64_t n_ctx_orig = k.count_or("rope.scaling.original_context_length", hp.n_ctx_train);
+    if (n_ctx_orig <= 0) k.fail("rope.scaling.original_context_length", "is needed (and positive) for YaRN");
+    kernels::rope_yarn_corr_dims(hp.n_rot, n_ctx_orig, hp.rope_base, 32.0f, 1.0f, hp.rope_corr_dims);
+    // llama.cpp's magnitude factor, then cancelled against the kernel's own (ggml applies
+    // 1 + 0.1 ln(factor) inside the rope; llama.cpp divides it out again since #17945).
+    const float f_scale = 1.0f / hp.rope_freq_scale;
+    float attn = f_scale <= 1.0f ? 1.0f : 0.1f * std::log(f_scale) + 1.0f;
+    attn *= 1.0f / (1.0f + 0.1f * std::log(f_scale));
+    hp.rope_attn_factor = attn;
+  } else if (type != "linear" && type != "longrope") {
     throw Error(f.path() + ": rope scaling type '" + type + "' (" + k.key("rope.scaling.type") +
-                ") is not supported yet (wisp supports none and linear)");
+                ") is not supported yet (wisp supports none, linear, yarn and longrope)");
   }
+  hp.rope_attn_factor *= k.real_or("rope.scaling.attn_factor", 1.0f);
+}
+
+// Which layers slide: a per-layer flag array, or every n-th layer global (n from the key, else
+// the architecture's default; with n = 6 layers 5, 11, 17, ... are global), as llama.cpp reads it.
+void read_swa_pattern(const Keys& k, HParams& hp, std::int64_t default_n) {
+  hp.is_swa.assign(static_cast<std::size_t>(hp.n_layer), false);
+  const GgufValue* pat = k.find("attention.sliding_window_pattern");
+  if (pat && pat->is_array()) {
+    const auto flags = pat->array_as<bool>();  // true = sliding window
+    if (static_cast<std::int64_t>(flags.size()) != hp.n_layer) {
+      k.fail("attention.sliding_window_pattern",
+             "has " + std::to_string(flags.size()) + " entries for " + std::to_string(hp.n_layer) + " layers");
+    }
+    for (std::size_t i = 0; i < flags.size(); ++i) hp.is_swa[i] = flags[i];
+    return;
+  }
+  const std::int64_t n = pat ? pat->as_i64() : default_n;
+  for (std::int64_t il = 0; il < hp.n_layer; ++il) hp.is_swa[il] = n == 0 || (il % n < n - 1);
 }
 
 // Gemma 3: sliding-window layers with their own rope base, Q scaled before attention.
-void apply_gemma3(const GgufFile& f, const Keys& k, HParams& hp) {
+void apply_gemma3(const Keys& k, HParams& hp) {
   hp.rope_style = kernels::RopeStyle::kNeox;
   hp.ffn_act = FfnAct::kGeluTanh;
   hp.qk_norm = true;
@@ -102,25 +150,87 @@ void apply_gemma3(const GgufFile& f, const Keys& k, HParams& hp) {
 
   hp.n_swa = k.count_or("attention.sliding_window", 0);
   if (hp.n_swa > 0) {
-    hp.is_swa.assign(static_cast<std::size_t>(hp.n_layer), false);
-    const GgufValue* pat = k.find("attention.sliding_window_pattern");
-    if (pat && pat->is_array()) {
-      // One flag per layer (true = sliding window).
-      const auto flags = pat->array_as<bool>();
-      if (static_cast<std::int64_t>(flags.size()) != hp.n_layer) {
-        k.fail("attention.sliding_window_pattern",
-               "has " + std::to_string(flags.size()) + " entries for " + std::to_string(hp.n_layer) + " layers");
-      }
-      for (std::size_t i = 0; i < flags.size(); ++i) hp.is_swa[i] = flags[i];
-    } else {
-      // Every n-th layer is global, the others slide: with n = 6, layers 5, 11, 17, ... are global.
-      const std::int64_t n = pat ? pat->as_i64() : 6;
-      for (std::int64_t il = 0; il < hp.n_layer; ++il) hp.is_swa[il] = n == 0 || (il % n < n - 1);
-    }
+    read_swa_pattern(k, hp, 6);
     hp.rope_base_swa = k.real_or("rope.freq_base_swa", 10000.0f);
     hp.rope_freq_scale_swa = 1.0f;  // llama.cpp never scales the local layers' rope
   }
-  (void)f;
+}
+
+// Gemma 2: every other layer (the even ones) slides, 4096 positions unless the file says;
+// attention scores and logits soft-capped (50 and 30 unless the file says); Q scaled as gemma3.
+void apply_gemma2(const Keys& k, HParams& hp) {
+  hp.rope_style = kernels::RopeStyle::kNeox;
+  hp.ffn_act = FfnAct::kGeluTanh;
+  hp.post_norms = true;
+  hp.embed_scale = std::sqrt(static_cast<float>(hp.n_embd));
+  hp.attn_softcap = k.real_or("attn_logit_softcapping", 50.0f);
+  hp.final_logit_softcap = k.real_or("final_logit_softcapping", 30.0f);
+  // The 27B model (46 layers) scales by n_embd / n_head, the others by the head size.
+  const float pre_attn = hp.n_layer == 46 ? static_cast<float>(hp.n_embd / hp.n_head) : static_cast<float>(hp.head_dim);
+  hp.q_scale = 1.0f / std::sqrt(pre_attn);
+  hp.kq_scale = 1.0f;
+  hp.n_swa = k.count_or("attention.sliding_window", 4096);
+  if (hp.n_swa > 0) read_swa_pattern(k, hp, 2);
+  hp.rope_base_swa = k.real_or("rope.freq_base_swa", hp.rope_base);
+  hp.rope_freq_scale_swa = hp.rope_freq_scale;
+}
+
+// OLMo 2: no norm before attention or FFN, RMSNorm after each instead; q and k normed over all
+// heads of the token. OLMo 3 files (same architecture name) add sliding windows on 3 of 4 layers.
+void apply_olmo2(const Keys& k, HParams& hp) {
+  hp.rope_style = kernels::RopeStyle::kNeox;
+  hp.pre_norms = false;
+  hp.post_norms = true;
+  hp.qk_norm = true;
+  hp.qk_norm_whole = true;
+  hp.n_swa = k.count_or("attention.sliding_window", 0);
+  if (hp.n_swa > 0) {
+    read_swa_pattern(k, hp, 4);
+    hp.rope_base_swa = k.real_or("rope.freq_base_swa", hp.rope_base);
+    hp.rope_freq_scale_swa = 1.0f;
+  }
+}
+
+// Phi-3: fused QKV and gate/up weights (weights.cpp splits them by rows), partial rotary
+// (rope.dimension_count), Q scaled by 1/sqrt(head size) after rope, LongRoPE factor tensors.
+// Its sliding_window key is ignored, as llama.cpp does (it disabled Phi's SWA).
+void apply_phi3(HParams& hp) {
+  hp.rope_style = kernels::RopeStyle::kNeox;
+  hp.q_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  hp.kq_scale = 1.0f;
+  hp.fused_gate_up = true;
+}
+
+// Experts: counts from the file; qwen3moe's expert size has its own key, llama's MoE (Mixtral)
+// uses feed_forward_length for it.
+void read_experts(const Keys& k, HParams& hp) {
+  hp.n_expert = k.count_or("expert_count", 0);
+  if (hp.n_expert == 0) {
+    if (hp.arch == Arch::kQwen3Moe) k.fail("expert_count", "is missing (needed by the qwen3moe architecture)");
+    return;
+  }
+  hp.n_expert_used = k.count("expert_used_count");
+  if (hp.n_expert_used <= 0 || hp.n_expert_used > hp.n_expert) {
+    k.fail("expert_used_count", "= " + std::to_string(hp.n_expert_used) + " must be between 1 and expert_count = " +
+                                    std::to_string(hp.n_expert));
+  }
+  hp.n_ff_exp = hp.arch == Arch::kQwen3Moe ? k.count("expert_feed_forward_length") : hp.n_ff;
+  if (hp.n_ff_exp <= 0) k.fail("expert_feed_forward_length", "must be positive");
+  hp.expert_weights_scale = k.real_or("expert_weights_scale", 0.0f);
+}
+
+// Granite: multipliers on the embeddings, residual branches, attention scores and logits.
+void apply_granite(const Keys& k, HParams& hp) {
+  const GgufValue* ls = k.find("logit_scale");
+  if (!ls) k.fail("logit_scale", "is missing (needed by the granite architecture)");
+  hp.logit_mult = 1.0f / static_cast<float>(ls->as_f64());
+  hp.residual_scale = k.real_or("residual_scale", 0.0f);
+  hp.embed_scale = k.real_or("embedding_scale", 0.0f);
+  const float attn = k.real_or("attention.scale", 0.0f);
+  if (attn != 0.0f) hp.kq_scale = attn;
+  // rope.scaling.finetuned doubles as Granite's switch for rope (default on).
+  const GgufValue* ft = k.find("rope.scaling.finetuned");
+  if (ft && !ft->as_bool()) hp.no_rope.assign(static_cast<std::size_t>(hp.n_layer), true);
 }
 
 void validate(const GgufFile& f, const Keys& k, const HParams& hp) {
@@ -129,7 +239,7 @@ void validate(const GgufFile& f, const Keys& k, const HParams& hp) {
   };
   need(hp.n_embd > 0, "embedding_length", "must be positive");
   need(hp.n_layer > 0, "block_count", "must be positive");
-  need(hp.n_ff > 0, "feed_forward_length", "must be positive");
+  need(hp.n_ff > 0 || hp.is_moe(), "feed_forward_length", "must be given and positive");
   need(hp.n_head > 0, "attention.head_count", "must be positive");
   need(hp.n_head_kv > 0 && hp.n_head % hp.n_head_kv == 0, "attention.head_count_kv",
        "= " + std::to_string(hp.n_head_kv) + " must divide attention.head_count = " + std::to_string(hp.n_head));
@@ -144,6 +254,12 @@ void validate(const GgufFile& f, const Keys& k, const HParams& hp) {
 
 }  // namespace
 
+std::string supported_architectures() {
+  std::string s;
+  for (const ArchName& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
 HParams read_hparams(const GgufFile& f) {
   HParams hp;
   hp.arch = parse_arch(f);
@@ -152,7 +268,7 @@ HParams read_hparams(const GgufFile& f) {
 
   hp.n_embd = k.count("embedding_length");
   hp.n_layer = k.count("block_count");
-  hp.n_ff = k.count("feed_forward_length");
+  hp.n_ff = k.count_or("feed_forward_length", 0);  // checked in validate(): MoE files may lack it
   hp.n_head = k.count("attention.head_count");
   hp.n_head_kv = k.count_or("attention.head_count_kv", hp.n_head);
   hp.n_ctx_train = k.count_or("context_length", 0);
@@ -175,8 +291,25 @@ HParams read_hparams(const GgufFile& f) {
   switch (hp.arch) {
     case Arch::kLlama: break;
     case Arch::kQwen2: hp.rope_style = kernels::RopeStyle::kNeox; break;
-    case Arch::kGemma3: apply_gemma3(f, k, hp); break;
+    case Arch::kQwen3:  // q/k RMSNorm per head before rope
+      hp.rope_style = kernels::RopeStyle::kNeox;
+      hp.qk_norm = true;
+      break;
+    case Arch::kQwen3Moe:  // qwen3 attention, MoE FFN
+      hp.rope_style = kernels::RopeStyle::kNeox;
+      hp.qk_norm = true;
+      break;
+    case Arch::kGemma2: apply_gemma2(k, hp); break;
+    case Arch::kGemma3: apply_gemma3(k, hp); break;
+    case Arch::kPhi3: apply_phi3(hp); break;
+    case Arch::kSmolLM3:  // llama with every 4th layer (3, 7, 11, ...) unrotated
+      hp.no_rope.assign(static_cast<std::size_t>(hp.n_layer), false);
+      for (std::int64_t il = 0; il < hp.n_layer; ++il) hp.no_rope[il] = (il + 1) % 4 == 0;
+      break;
+    case Arch::kOlmo2: apply_olmo2(k, hp); break;
+    case Arch::kGranite: apply_granite(k, hp); break;
   }
+  if (hp.arch == Arch::kLlama || hp.arch == Arch::kQwen3Moe) read_experts(k, hp);
   validate(f, k, hp);
   return hp;
 }

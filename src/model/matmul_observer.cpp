@@ -27,6 +27,10 @@ class ObservingBackend final : public Backend {
   void add(Act x, Act y) override { in_.add(x, y); }
   void glu(FfnAct act, Act gate, Act up, Act out) override { in_.glu(act, gate, up, out); }
   void softcap(Act x, float cap) override { in_.softcap(x, cap); }
+  void weighted_sum_rows(Act src, std::span<const std::int64_t> rows, std::span<const float> weights, std::int64_t k,
+                         Act out) override {
+    in_.weighted_sum_rows(src, rows, weights, k, out);
+  }
   void store_kv(KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act k, Act v,
                 const KvNumerics& num) override {
     in_.store_kv(pool, batch, layer, k, v, num);

@@ -7,7 +7,7 @@
 namespace wisp::model {
 
 Transformer::Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics)
-    : m_(model), hp_(model.hp), be_(backend), num_(numerics) {}
+    : m_(model), hp_(model.hp), be_(backend), num_(numerics), moe_(model.hp, backend) {}
 
 void Transformer::reserve(std::int64_t n_tok, std::int64_t n_out) {
   if (n_tok > cap_tok_) {
@@ -42,29 +42,41 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
   const Act gate = gate_.view().rows_from(0, n);
   const Act up = up_.view().rows_from(0, n);
 
-  // Attention block.
-  be_.rmsnorm(x, w.attn_norm, eps, h);
-  observe("attn_norm", il, h);
+  // Attention block (olmo2 has no norm before it: the projections read x itself).
+  const Act in = hp_.pre_norms ? h : x;
+  if (hp_.pre_norms) {
+    be_.rmsnorm(x, w.attn_norm, eps, h);
+    observe("attn_norm", il, h);
+  }
   const Backend::MatmulTarget qkv[] = {{&w.wq, q, w.bq}, {&w.wk, k, w.bk}, {&w.wv, v, w.bv}};
-  be_.matmul_group(h, qkv);
+  be_.matmul_group(in, qkv);
   observe("Qcur", il, q);
   observe("Kcur", il, k);
   observe("Vcur", il, v);
   if (hp_.qk_norm) {
-    const Act qh = q.reshape_cols(hp_.head_dim);
-    const Act kh = k.reshape_cols(hp_.head_dim);
-    be_.rmsnorm(qh, w.q_norm, eps, qh);
-    be_.rmsnorm(kh, w.k_norm, eps, kh);
+    // Per head (gemma3, qwen3), or over each token's whole q and k rows (olmo2).
+    const Act qn = hp_.qk_norm_whole ? q : q.reshape_cols(hp_.head_dim);
+    const Act kn = hp_.qk_norm_whole ? k : k.reshape_cols(hp_.head_dim);
+    be_.rmsnorm(qn, w.q_norm, eps, qn);
+    be_.rmsnorm(kn, w.k_norm, eps, kn);
   }
   const bool swa = hp_.layer_is_swa(il);
-  kernels::RopeParams rp;
-  rp.n_dims = hp_.n_rot;
-  rp.style = hp_.rope_style;
-  rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
-  rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
-  rp.freq_factors = m_.weights.rope_freqs;
-  be_.rope(q, hp_.head_dim, batch.positions(), rp);
-  be_.rope(k, hp_.head_dim, batch.positions(), rp);
+  if (hp_.layer_has_rope(il)) {
+    kernels::RopeParams rp;
+    rp.n_dims = hp_.n_rot;
+    rp.style = hp_.rope_style;
+    rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
+    rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
+    rp.freq_factors = m_.weights.rope_freqs;
+    if (!swa) {  // YaRN and the magnitude factor are the global layers' (sliding ones keep plain rope)
+      rp.ext_factor = hp_.rope_ext_factor;
+      rp.attn_factor = hp_.rope_attn_factor;
+      rp.corr_dims[0] = hp_.rope_corr_dims[0];
+      rp.corr_dims[1] = hp_.rope_corr_dims[1];
+    }
+    be_.rope(q, hp_.head_dim, batch.positions(), rp);
+    be_.rope(k, hp_.head_dim, batch.positions(), rp);
+  }
   if (hp_.q_scale != 0.0f) be_.scale(q, hp_.q_scale);
   observe("Qrope", il, q);
   observe("Krope", il, k);
@@ -75,6 +87,7 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
   ap.n_kv_heads = static_cast<int>(hp_.n_head_kv);
   ap.kq_scale = hp_.kq_scale;
   ap.window = swa ? hp_.n_swa : 0;
+  ap.logit_softcap = hp_.attn_softcap;
   ap.round_f16 = num_.round_f16;
   ap.batch_invariant = num_.batch_invariant;
   be_.attention(pool, batch, static_cast<std::uint32_t>(il), q, ap, att);
@@ -85,21 +98,31 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
     be_.rmsnorm(o, w.post_attn_norm, eps, o);
     observe("attn_post_norm", il, o);
   }
+  if (hp_.residual_scale != 0.0f) be_.scale(o, hp_.residual_scale);
   be_.add(o, x);
   observe("ffn_inp", il, x);
 
   // Feed-forward block.
-  be_.rmsnorm(x, w.ffn_norm, eps, h);
-  observe("ffn_norm", il, h);
-  const Backend::MatmulTarget gate_up[] = {{&w.gate, gate, nullptr}, {&w.up, up, nullptr}};
-  be_.matmul_group(h, gate_up);
-  observe("ffn_gate", il, gate);
-  observe("ffn_up", il, up);
-  be_.glu(hp_.ffn_act, gate, up, gate);
-  observe("ffn_glu", il, gate);
-  be_.matmul(w.down, gate, o);
-  observe("ffn_out", il, o);
+  const Act ffn_in = hp_.pre_norms ? h : x;
+  if (hp_.pre_norms) {
+    be_.rmsnorm(x, w.ffn_norm, eps, h);
+    observe("ffn_norm", il, h);
+  }
+  if (hp_.is_moe()) {
+    moe_.forward(w, ffn_in, o);
+    observe("ffn_moe_out", il, o);
+  } else {
+    const Backend::MatmulTarget gate_up[] = {{&w.gate, gate, nullptr}, {&w.up, up, nullptr}};
+    be_.matmul_group(ffn_in, gate_up);
+    observe("ffn_gate", il, gate);
+    observe("ffn_up", il, up);
+    be_.glu(hp_.ffn_act, gate, up, gate);
+    observe("ffn_glu", il, gate);
+    be_.matmul(w.down, gate, o);
+    observe("ffn_out", il, o);
+  }
   if (hp_.post_norms) be_.rmsnorm(o, w.post_ffn_norm, eps, o);
+  if (hp_.residual_scale != 0.0f) be_.scale(o, hp_.residual_scale);
   be_.add(o, x);
   observe("l_out", il, x);
 }
@@ -144,6 +167,7 @@ void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const 
   be_.rmsnorm(xo, m_.weights.output_norm, hp_.rms_eps, ho);
   observe("result_norm", -1, ho);
   be_.matmul(m_.weights.output, ho, out, m_.weights.output_bias);
+  if (hp_.logit_mult != 0.0f) be_.scale(out, hp_.logit_mult);
   observe("result_output", -1, out);
   if (hp_.final_logit_softcap != 0.0f) be_.softcap(out, hp_.final_logit_softcap);
   for (std::int64_t r = 0; r < n_out; ++r) {

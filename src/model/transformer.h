@@ -1,13 +1,15 @@
-// The forward pass of the decoder-only transformers wisp runs (llama, qwen2, gemma3), written as
-// ops on a Backend. One Transformer per engine: it owns the activation buffers of a step, whose
-// tokens may come from many sequences (model/step_batch.h).
+// The forward pass of the decoder-only transformers wisp runs (llama, qwen2/3, gemma2/3, phi3,
+// smollm3, olmo2, granite), written as ops on a Backend. One Transformer per engine: it owns the
+// activation buffers of a step, whose tokens may come from many sequences (model/step_batch.h).
+// The architectures differ only by the flags of their HParams (model/hparams.h).
 //
-// Per layer (gemma3's extra steps in brackets):
-//   h = rmsnorm(x) ; q, k, v = h Wq, h Wk, h Wv (+ bias) ; [rmsnorm per q/k head]
-//   rope(q, k) ; [q *= q_scale] ; store k, v in the KV cache ; a = attention(q, cache)
-//   o = a Wo ; [o = rmsnorm(o)] ; x += o
-//   h = rmsnorm(x) ; g = act(h Wgate) * (h Wup) ; o = g Wdown ; [o = rmsnorm(o)] ; x += o
-// then logits = rmsnorm(x) Wout (+ bias) [softcapped].
+// Per layer (optional steps in brackets):
+//   [h = rmsnorm(x), else h = x (olmo2)] ; q, k, v = h Wq, h Wk, h Wv (+ bias)
+//   [rmsnorm of q and k, per head or whole] ; [rope(q, k), not on smollm3's every 4th layer]
+//   [q *= q_scale] ; store k, v in the KV cache ; a = attention(q, cache) [scores soft-capped]
+//   o = a Wo ; [o = rmsnorm(o)] ; [o *= residual_scale] ; x += o
+//   [h = rmsnorm(x)] ; g = act(h Wgate) * (h Wup) ; o = g Wdown (MoE: the routed experts' sum, moe_ffn.h) ; [o = rmsnorm(o)] ; [o *= residual_scale] ; x += o
+// then logits = rmsnorm(x) Wout (+ bias) [* logit_mult] [softcapped].
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "kv/kv_pool.h"
 #include "model/backend.h"
 #include "model/model_state.h"
+#include "model/moe_ffn.h"
 
 namespace wisp::model {
 
@@ -55,6 +58,7 @@ class Transformer {
   std::int64_t cap_tok_ = 0;
   std::int64_t cap_out_ = 0;
   ActBuffer x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_;
+  MoeFfn moe_;  // the FFN of MoE architectures
   Observer observer_;
 };
 

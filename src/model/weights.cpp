@@ -40,6 +40,27 @@ class Binder {
     return v;
   }
 
+  // A merged expert tensor, GGUF shape [n_cols, n_rows, n_expert], as one matrix of
+  // n_expert * n_rows rows (expert e's rows follow expert e-1's: the layout ggml's mul_mat_id reads).
+  kernels::MatrixView experts(const std::string& name, std::int64_t n_cols, std::int64_t n_rows, std::int64_t n_expert) {
+    const GgufTensor* t = lookup(name, true);
+    check_shape(*t, {n_cols, n_rows, n_expert});
+    require_matmul(name, t->type_id);
+    if (n_cols % t->type->block_elems != 0) {
+      fail(name, "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name + " blocks");
+    }
+    // (An outlier table for it would be left unbound, and reject_unused() names it.)
+    return {t->data, t->type_id, n_cols, n_rows * n_expert, t->type->row_bytes(n_cols)};
+  }
+
+  // A matrix whose row ranges are used as separate matrices (rows_of): an outlier table would be
+  // indexed by the whole matrix's rows, so none is allowed.
+  kernels::MatrixView fused(const std::string& name, std::int64_t n_cols, std::int64_t n_rows) {
+    kernels::MatrixView v = matrix(name, n_cols, n_rows);
+    if (v.outliers != nullptr) fail(name, "is a fused matrix with an outlier table, which wisp cannot split");
+    return v;
+  }
+
   // An F32 vector of n values (norm weights, biases).
   const float* vector(const std::string& name, std::int64_t n, bool required = true) {
     const GgufTensor* t = lookup(name, required);
@@ -97,7 +118,16 @@ class Binder {
 
 std::string blk(std::int64_t il, const char* suffix) { return "blk." + std::to_string(il) + "." + suffix; }
 
+
+
 }  // namespace
+
+kernels::MatrixView rows_of(const kernels::MatrixView& m, std::int64_t r0, std::int64_t n) {
+  kernels::MatrixView v = m;
+  v.data = m.row(r0);
+  v.n_rows = n;
+  return v;
+}
 
 ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
   ModelWeights w;
@@ -113,30 +143,67 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
     b.require_matmul("token_embd.weight", w.tok_embd.type_id);
   }
   w.output_bias = b.vector("output.bias", hp.n_vocab, false);
-  if (hp.arch == Arch::kLlama) w.rope_freqs = b.vector("rope_freqs.weight", hp.n_rot / 2, false);
+  if (hp.arch == Arch::kLlama || hp.arch == Arch::kGranite || hp.arch == Arch::kSmolLM3) {
+    w.rope_freqs = b.vector("rope_freqs.weight", hp.n_rot / 2, false);
+  }
+  if (hp.arch == Arch::kPhi3) {
+    // LongRoPE: the short factors serve contexts up to the original one, the long factors beyond
+    // it; llama.cpp picks by the context it is created with. wisp runs the short ones (bound so
+    // the file loads; the long ones are not used yet).
+    w.rope_freqs = b.vector("rope_factors_short.weight", hp.n_rot / 2, false);
+    b.vector("rope_factors_long.weight", hp.n_rot / 2, false);
+  }
 
-  const bool gemma = hp.arch == Arch::kGemma3;
+  // Per-head q/k norms (gemma3, qwen3) or whole-width ones (olmo2); the norms around attention
+  // and FFN as each architecture has them.
+  const bool per_head_qk = hp.qk_norm && !hp.qk_norm_whole;
+  const std::int64_t q_norm_n = per_head_qk ? hp.head_dim : hp.n_embd_q();
+  const std::int64_t k_norm_n = per_head_qk ? hp.head_dim : hp.n_embd_kv();
   w.layers.resize(static_cast<std::size_t>(hp.n_layer));
   for (std::int64_t il = 0; il < hp.n_layer; ++il) {
     LayerWeights& l = w.layers[static_cast<std::size_t>(il)];
-    l.attn_norm = b.vector(blk(il, "attn_norm.weight"), d);
-    l.wq = b.matrix(blk(il, "attn_q.weight"), d, hp.n_embd_q());
-    l.wk = b.matrix(blk(il, "attn_k.weight"), d, hp.n_embd_kv());
-    l.wv = b.matrix(blk(il, "attn_v.weight"), d, hp.n_embd_kv());
+    if (hp.pre_norms) l.attn_norm = b.vector(blk(il, "attn_norm.weight"), d);
+    if (hp.arch == Arch::kPhi3 && file.find_tensor(blk(il, "attn_qkv.weight")) != nullptr) {
+      // Fused QKV (phi3's files): q, k and v are consecutive row ranges of one matrix.
+      const kernels::MatrixView qkv = b.fused(blk(il, "attn_qkv.weight"), d, hp.n_embd_q() + 2 * hp.n_embd_kv());
+      l.wq = rows_of(qkv, 0, hp.n_embd_q());
+      l.wk = rows_of(qkv, hp.n_embd_q(), hp.n_embd_kv());
+      l.wv = rows_of(qkv, hp.n_embd_q() + hp.n_embd_kv(), hp.n_embd_kv());
+    } else {
+      l.wq = b.matrix(blk(il, "attn_q.weight"), d, hp.n_embd_q());
+      l.wk = b.matrix(blk(il, "attn_k.weight"), d, hp.n_embd_kv());
+      l.wv = b.matrix(blk(il, "attn_v.weight"), d, hp.n_embd_kv());
+    }
     l.wo = b.matrix(blk(il, "attn_output.weight"), hp.n_embd_q(), d);
     l.bq = b.vector(blk(il, "attn_q.bias"), hp.n_embd_q(), false);
     l.bk = b.vector(blk(il, "attn_k.bias"), hp.n_embd_kv(), false);
     l.bv = b.vector(blk(il, "attn_v.bias"), hp.n_embd_kv(), false);
     l.bo = b.vector(blk(il, "attn_output.bias"), d, false);
-    if (gemma) {
-      l.q_norm = b.vector(blk(il, "attn_q_norm.weight"), hp.head_dim);
-      l.k_norm = b.vector(blk(il, "attn_k_norm.weight"), hp.head_dim);
+    if (hp.qk_norm) {
+      l.q_norm = b.vector(blk(il, "attn_q_norm.weight"), q_norm_n);
+      l.k_norm = b.vector(blk(il, "attn_k_norm.weight"), k_norm_n);
+    }
+    if (hp.post_norms) {
       l.post_attn_norm = b.vector(blk(il, "post_attention_norm.weight"), d);
       l.post_ffn_norm = b.vector(blk(il, "post_ffw_norm.weight"), d);
     }
-    l.ffn_norm = b.vector(blk(il, "ffn_norm.weight"), d);
-    l.gate = b.matrix(blk(il, "ffn_gate.weight"), d, hp.n_ff);
-    l.up = b.matrix(blk(il, "ffn_up.weight"), d, hp.n_ff);
+    if (hp.pre_norms) l.ffn_norm = b.vector(blk(il, "ffn_norm.weight"), d);
+    if (hp.is_moe()) {
+      l.gate_inp = b.matrix(blk(il, "ffn_gate_inp.weight"), d, hp.n_expert);
+      l.gate_exps = b.experts(blk(il, "ffn_gate_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
+      l.up_exps = b.experts(blk(il, "ffn_up_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
+      l.down_exps = b.experts(blk(il, "ffn_down_exps.weight"), hp.n_ff_exp, d, hp.n_expert);
+      continue;
+    }
+    if (hp.fused_gate_up) {
+      // Phi-3's ffn_up holds the gate rows, then the up rows (ggml_swiglu's halves).
+      const kernels::MatrixView gu = b.fused(blk(il, "ffn_up.weight"), d, 2 * hp.n_ff);
+      l.gate = rows_of(gu, 0, hp.n_ff);
+      l.up = rows_of(gu, hp.n_ff, hp.n_ff);
+    } else {
+      l.gate = b.matrix(blk(il, "ffn_gate.weight"), d, hp.n_ff);
+      l.up = b.matrix(blk(il, "ffn_up.weight"), d, hp.n_ff);
+    }
     l.down = b.matrix(blk(il, "ffn_down.weight"), hp.n_ff, d);
   }
   b.reject_unused(hp.arch_name);

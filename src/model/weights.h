@@ -26,7 +26,11 @@ struct LayerWeights {
   const float* post_attn_norm = nullptr;  // gemma3
   const float* ffn_norm = nullptr;
   kernels::MatrixView gate, up, down;
-  const float* post_ffn_norm = nullptr;  // gemma3
+  const float* post_ffn_norm = nullptr;  // gemma2/3, olmo2
+  // Mixture of experts: the router (n_expert rows) and the merged experts, each seen as one
+  // matrix of n_expert * n_ff_exp rows (gate, up) or n_expert * n_embd rows (down); expert e is
+  // the e-th run of rows (expert_rows()).
+  kernels::MatrixView gate_inp, gate_exps, up_exps, down_exps;
 };
 
 struct ModelWeights {
@@ -40,6 +44,9 @@ struct ModelWeights {
   // The sparse outlier tables the MatrixViews point at (model/outlier_tables.h); empty for most files.
   std::vector<std::unique_ptr<kernels::SparseRows>> outlier_tables;
 };
+
+// Rows [r0, r0 + n) of a matrix, as a matrix of its own (rows are whole blocks, so this is a view).
+kernels::MatrixView rows_of(const kernels::MatrixView& m, std::int64_t r0, std::int64_t n);
 
 // Binds every tensor the architecture uses; a tensor the architecture does not know is an error
 // too (a variant wisp cannot run correctly, such as fused QKV weights).
