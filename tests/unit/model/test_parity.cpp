@@ -2,7 +2,10 @@
 // models (SmolLM2-135M Q4_1: llama; Gemma 3 270M Q4_K_M: gemma3; SmolLM2-135M F16 from the sweep,
 // skipped where scripts have not made it: the float dots) and on random-weight models of
 // the architectures no real model here covers (qwen2 with QKV biases, llama with a separate output
-// matrix and GQA 4:1, gemma3 with sliding windows inside the text and soft-capping):
+// matrix and GQA 4:1, gemma3 with sliding windows inside the text and soft-capping; then qwen3,
+// qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3, smollm3, olmo2, granite, and the
+// mixtures of experts qwen3moe (8 experts, top-3) and Mixtral-style llama (4, top-2), one Q8_0 file
+// each from scripts/gen_golden_arch_logits.py):
 //   - over a 256-token text: top-1 agreement >= 99% and the largest |delta logit| over llama.cpp's
 //     top-10 of every position (printed), and the largest |delta| over the full vocabulary at a few
 //     positions (llama.cpp's values stored as float16, so that part carries half-precision error);
@@ -45,6 +48,9 @@ struct ParityCase {
   std::size_t min_continuations_equal;
 };
 
+// The size of float-order noise on the tiny random models (see the cases below).
+constexpr double kFloatNoise = 1.0;
+
 class Parity : public ::testing::TestWithParam<ParityCase> {
  protected:
   void SetUp() override {
@@ -64,7 +70,8 @@ TEST_P(Parity, TextLogitsAgree) {
   std::size_t agree = 0;
   double max_top10 = 0.0, max_full = 0.0, max_full_rel = 0.0;
   std::size_t worst_pos = 0;
-  std::string disagreements;
+  std::string disagreements, over;  // the first positions beyond the bound, to see where it starts
+  std::size_t n_over = 0;
   // Chunks of 64 keep the all-positions logits small (Gemma's vocabulary is 262144).
   for (std::size_t c0 = 0; c0 < n; c0 += 64) {
     const std::size_t cn = std::min<std::size_t>(64, n - c0);
@@ -82,12 +89,19 @@ TEST_P(Parity, TextLogitsAgree) {
                       mine, g_.argmax[pos], top[0].second - top[1].second, row[mine] - row[g_.argmax[pos]]);
         disagreements += buf;
       }
+      double pos_top10 = 0.0;
       for (const auto& [id, ref] : g_.top[pos]) {
         const double d = std::abs(static_cast<double>(row[id]) - ref);
+        pos_top10 = std::max(pos_top10, d);
         if (d > max_top10) {
           max_top10 = d;
           worst_pos = pos;
         }
+      }
+      if (pos_top10 > GetParam().max_top10_delta && ++n_over <= 8) {
+        char buf[120];
+        std::snprintf(buf, sizeof buf, "  pos %zu: max |dlogit| over llama.cpp's top-10 %.5f\n", pos, pos_top10);
+        over += buf;
       }
       for (std::size_t f = 0; f < g_.full_positions.size(); ++f) {
         if (static_cast<std::size_t>(g_.full_positions[f]) != pos) continue;
@@ -107,6 +121,7 @@ TEST_P(Parity, TextLogitsAgree) {
               GetParam().golden, agree, n, pct, max_top10, worst_pos, g_.full_positions.size(), max_full,
               max_full_rel);
   if (!disagreements.empty()) std::printf("%s", disagreements.c_str());
+  if (n_over > 0) std::printf("%zu positions beyond the bound; the first:\n%s", n_over, over.c_str());
   RecordProperty("top1_agreement_pct", std::to_string(pct));
   RecordProperty("max_abs_dlogit_top10", std::to_string(max_top10));
   EXPECT_GE(pct, 99.0);
@@ -142,7 +157,22 @@ INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                          ::testing::Values(ParityCase{"smollm2-135m", 0.01, 5}, ParityCase{"gemma3-270m", 0.01, 5},
                                            ParityCase{"smollm2-135m-f16", 0.01, 5},
                                            ParityCase{"qwen2-tiny", 0.01, 3}, ParityCase{"llama-tiny", 0.01, 3},
-                                           ParityCase{"gemma3-tiny", 0.01, 3}),
+                                           ParityCase{"gemma3-tiny", 0.01, 3},
+                                           // One per further architecture (scripts/gen_golden_arch_logits.py).
+                                           // smollm3 and granite are bit-exact. The others are not yet:
+                                           // each starts to differ at some position (a last-bit
+                                           // difference somewhere, amplified by these random
+                                           // weights as any float-order change is: the one-token
+                                           // order moves qwen2-tiny by 1.1), so their bound is that
+                                           // noise's size, not llama.cpp's bits. The MoE files run
+                                           // the experts in wisp's matmul order, not mul_mat_id's.
+                                           ParityCase{"smollm3-tiny", 0.01, 3}, ParityCase{"granite-tiny", 0.01, 3},
+                                           ParityCase{"qwen3-tiny", kFloatNoise, 3},
+                                           ParityCase{"qwen3-yarn-tiny", kFloatNoise, 3},
+                                           ParityCase{"llama3-tiny", kFloatNoise, 3}, ParityCase{"gemma2-tiny", kFloatNoise, 3},
+                                           ParityCase{"phi3-tiny", kFloatNoise, 3}, ParityCase{"olmo2-tiny", kFloatNoise, 3},
+                                           ParityCase{"qwen3moe-tiny", kFloatNoise, 3},
+                                           ParityCase{"mixtral-tiny", kFloatNoise, 3}),
                          [](const auto& p) {
                            std::string n = p.param.golden;
                            std::replace(n.begin(), n.end(), '-', '_');
