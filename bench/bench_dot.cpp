@@ -103,7 +103,8 @@ const int kRegistered = [] {
   const std::uint32_t types[] = {id(GgmlType::kQ4_0), id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1),
                                  id(GgmlType::kQ8_0), id(GgmlType::kQ2_K), id(GgmlType::kQ3_K), id(GgmlType::kQ4_K),
                                  id(GgmlType::kQ5_K), id(GgmlType::kQ6_K), id(GgmlType::kF32), id(GgmlType::kF16),
-                                 id(GgmlType::kBF16), wq_type_id(2, 64),
+                                 id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
+                                 id(GgmlType::kTQ2_0), wq_type_id(2, 64),
                                  wq_type_id(3, 64), wq_type_id(4, 32), wq_type_id(4, 128), wq_type_id(5, 64),
                                  wq_type_id(6, 64), wq_type_id(8, 32)};
   for (std::uint32_t t : types) {
