@@ -149,6 +149,13 @@ class CudaBackend final : public model::Backend {
     launch_glu(act != model::FfnAct::kSilu, gate.data, gate.stride, up.data, up.stride, out.data, out.stride, gate.rows,
                gate.cols, nullptr);
   }
+  void weighted_sum_rows(model::Act src, std::span<const std::int64_t> rows, std::span<const float> weights,
+                         std::int64_t k, model::Act out) override {
+    const auto* r = upload(gather_, rows.data(), rows.size_bytes(), "row indices");
+    const auto* w = upload(sum_weights_, weights.data(), weights.size_bytes(), "expert weights");
+    launch_weighted_sum_rows(src.data, src.stride, static_cast<const std::int64_t*>(r), static_cast<const float*>(w), k,
+                             out.data, out.stride, out.rows, out.cols, nullptr);
+  }
   void softcap(model::Act x, float cap) override { launch_softcap(x.data, x.stride, x.rows, x.cols, cap, nullptr); }
 
   void store_kv(KvPool& pool, const model::StepBatch& batch, std::uint32_t layer, model::Act k, model::Act v,
