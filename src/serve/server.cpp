@@ -670,6 +670,7 @@ void Server::load() {
   eo.n_threads = o.threads;
   eo.kv_type = o.kv_type;
   eo.exact = o.exact;
+  eo.device = o.device;
   eo.max_step_tokens = 512;
   eo.block_size = o.kv_block;
   eo.kv_resident = true;  // a fixed footprint: the prefix cache touches every block over time
@@ -678,6 +679,7 @@ void Server::load() {
     EngineOptions probe = eo;
     probe.kv_tokens = 16;
     probe.n_threads = 1;
+    probe.device = "cpu";  // only its bytes per token, which every device shares
     const std::size_t per_token = Engine::create(s.model, probe)->kv_bytes_per_token();
     kv_tokens = static_cast<std::size_t>(o.kv_mem / per_token);
     if (kv_tokens < 16) throw Error("serve: --kv-mem holds fewer than 16 tokens");
@@ -685,6 +687,7 @@ void Server::load() {
   if (kv_tokens == 0) kv_tokens = o.parallel * ctx;
   eo.kv_tokens = kv_tokens;
   s.engine = Engine::create(s.model, eo);
+  std::fprintf(stderr, "serve: forward pass on %s\n", s.engine->device().c_str());
   if (ctx > s.engine->kv_capacity_tokens()) {
     std::fprintf(stderr, "serve: warning: the KV pool holds %zu tokens, less than --ctx %zu: requests are limited to the pool\n",
                  s.engine->kv_capacity_tokens(), ctx);

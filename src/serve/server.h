@@ -41,6 +41,7 @@ struct ServeOptions {
   std::size_t max_body = 8u << 20;  // request bodies above this get 413
   std::size_t http_threads = 0;     // 0: parallel + max_queue + 16, at least 32
   bool exact = false;               // llama.cpp's batch-dependent float order
+  std::string device = "auto";      // where the forward pass runs (EngineOptions::device)
   bool log_requests = true;         // one line per answer on stderr
 };
 

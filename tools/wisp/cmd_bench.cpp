@@ -63,6 +63,8 @@ ArgParser make_parser() {
             "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
             "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
   p.flag("exact").help("llama.cpp's batch-dependent float order (default: the batch-invariant order)");
+  p.option("device").value_name("DEV").default_value("auto").help(
+      "where the models run: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and machine have one)");
   p.flag("bandwidth").help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
   p.flag("json").help("print JSON (for scripts)");
   p.flag("csv").help("print CSV");
@@ -175,12 +177,12 @@ std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t n_vocab) {
 // token. Run reps + 1 times; the first warms the page cache (and the process's one-time tables)
 // and is dropped, the best of the rest is reported: a warm-cache start, as a user who runs
 // `wisp chat` twice sees it.
-double open_to_first_logits_ms(const std::string& path, int reps, int threads) {
+double open_to_first_logits_ms(const std::string& path, int reps, int threads, const std::string& device) {
   double best = 0.0;
   for (int rep = -1; rep < std::max(1, reps); ++rep) {
     const auto t0 = Clock::now();
     std::shared_ptr<const Model> model = Model::load(path);
-    Session s(model, SessionOptions{.n_ctx = 16, .n_threads = threads});
+    Session s(model, SessionOptions{.n_ctx = 16, .n_threads = threads, .device = device});
     const std::int32_t tok = 1;
     s.eval(std::span<const std::int32_t>(&tok, 1));
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -190,12 +192,14 @@ double open_to_first_logits_ms(const std::string& path, int reps, int threads) {
 }
 
 std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps, int threads,
-                               bool exact) {
+                               bool exact, const std::string& device) {
   const FileFacts facts = file_facts(path);
-  const double load_ms = open_to_first_logits_ms(path, reps, threads);
+  const double load_ms = open_to_first_logits_ms(path, reps, threads, device);
   std::shared_ptr<const Model> model = Model::load(path);
-  const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads, .exact = exact};
+  const SessionOptions so{
+      .n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads, .exact = exact, .device = device};
   Session s(model, so);
+  std::fprintf(stderr, "bench: %s on %s\n", path.c_str(), s.engine().device().c_str());
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
   auto timed = [&](auto&& body) {
@@ -245,14 +249,15 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
 // from empty caches to the last prompt's logits. Decode: n_gen steps, each one token of every
 // sequence. tok/s is the aggregate (all sequences' tokens over the wall time).
 std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps,
-                                  int threads, const std::vector<int>& n_seqs, bool exact) {
+                                  int threads, const std::vector<int>& n_seqs, bool exact, const std::string& device) {
   const FileFacts facts = file_facts(path);
   std::shared_ptr<const Model> model = Model::load(path);
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
   for (const int B : n_seqs) {
     const std::size_t per_seq = static_cast<std::size_t>(n_prompt + n_gen + 16);
-    auto engine = Engine::create(model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B), .exact = exact});
+    auto engine = Engine::create(
+        model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B), .exact = exact, .device = device});
     const std::size_t step = engine->options().max_step_tokens;
     std::vector<std::vector<std::int32_t>> prompts;
     for (int b = 0; b < B; ++b) {
@@ -557,8 +562,9 @@ int cmd_bench(int argc, char** argv) {
   std::vector<Result> results;
   for (const std::string& f : files) {
     const bool exact = args.flag("exact");
-    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact)
-                                           : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs, exact);
+    const std::string device = args.str("device");
+    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact, device)
+                                           : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs, exact, device);
     results.insert(results.end(), r.begin(), r.end());
   }
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:

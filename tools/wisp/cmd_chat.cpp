@@ -113,6 +113,7 @@ int cmd_chat(int argc, char** argv) {
   if (!seed_note.empty() && sp.temperature > 0) std::fprintf(stderr, "%s\n", seed_note.c_str());
 
   Session session(lm.model, lm.session);
+  std::fprintf(stderr, "running on %s\n", session.engine().device().c_str());
   Conversation chat(session, tokenizer, std::move(tmpl), args.value("system"));
   Sampler sampler(sp);
   std::unique_ptr<Speculator> speculator = speculator_from_flags(args, lm, tokenizer, sp);

@@ -65,6 +65,7 @@ int cmd_run(int argc, char** argv) {
       tokenizer.tokenize(prompt, {.add_special = true, .parse_special = !args.flag("no-special")});
   if (ids.empty()) throw UsageError("the prompt gives no tokens");
   Session session(lm.model, lm.session);
+  std::fprintf(stderr, "running on %s\n", session.engine().device().c_str());
   if (ids.size() >= session.n_ctx()) {
     throw Error("the prompt is " + std::to_string(ids.size()) + " tokens, the context holds " +
                 std::to_string(session.n_ctx()) + " (raise it with -c)");

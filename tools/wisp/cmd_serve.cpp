@@ -53,6 +53,9 @@ ArgParser make_parser() {
   p.option("n-predict", ArgKind::kInt).value_name("N")
       .help("most tokens an answer generates, whatever max_tokens asks (cut with finish_reason length; default: the context)")
       .group("engine");
+  p.option("device").value_name("DEV").default_value("auto").group("engine")
+      .help("where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
+            "machine have one, else the CPU)");
   p.flag("exact").group("engine")
       .help("llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
   p.epilog(
@@ -108,6 +111,7 @@ int cmd_serve(int argc, char** argv) {
   if (o.step_tokens > 512) throw UsageError("--step-tokens must be at most 512 (the engine's step)");
   if (auto n = args.opt_positive("n-predict")) o.n_predict = static_cast<std::size_t>(*n);
   o.exact = args.flag("exact");
+  o.device = args.str("device");
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
   // sigwait() below is the one place they arrive. A client hanging up must not kill the server.
