@@ -15,6 +15,22 @@
 namespace wisp::eval {
 namespace {
 
+TEST(PplResult, MeanKlIntervalIsTheNormalApproximation) {
+  // Per-token KL 0, 1, 2, 3: mean 1.5, sample variance 5/3, so the 95% half-width is
+  // 1.96 * sqrt((5/3) / 4) = 1.265174 (numpy: 1.96 * np.std([0,1,2,3], ddof=1) / 2).
+  PplResult r;
+  r.has_base = true;
+  r.n_scored = 4;
+  r.kl_sum = 6;
+  r.kl_sq_sum = 0 + 1 + 4 + 9;
+  EXPECT_NEAR(r.mean_kl(), 1.5, 1e-12);
+  EXPECT_NEAR(r.mean_kl_ci95(), 1.2651744, 1e-6);
+  r.n_scored = 1;  // one token: no interval
+  r.kl_sum = 2;
+  r.kl_sq_sum = 4;
+  EXPECT_EQ(r.mean_kl_ci95(), 0.0);
+}
+
 std::string read(const std::string& p) {
   std::ifstream in(p);
   std::ostringstream ss;
