@@ -58,7 +58,8 @@ void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa, ker
   }
   std::mt19937 rng(7);
   const std::vector<std::uint8_t> w =
-      is_wq_type(type) ? random_wq(type, shape, rng) : test::random_matrix(static_cast<GgmlType>(type), shape.n_rows, shape.n_cols, rng);
+      is_wq_type(type) ? random_wq(type, shape, rng)
+                       : test::random_matrix(static_cast<GgmlType>(type), shape.n_rows, shape.n_cols, rng);
   const std::size_t row_bytes = w.size() / static_cast<std::size_t>(shape.n_rows);
   std::vector<float> x(static_cast<std::size_t>(shape.n_cols));
   std::normal_distribution<float> normal;
@@ -74,8 +75,8 @@ void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa, ker
     }
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(w.size()), benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1024);
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(w.size()), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
 // Activation quantization of one row (what each matmul does once per token), bytes/s of input floats.
@@ -94,19 +95,18 @@ void act_quant(benchmark::State& state, kernels::ActFormat f, std::int64_t n, Is
     q(x.data(), out.data(), n);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["bytes/s"] = benchmark::Counter(static_cast<double>(n * 4), benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1024);
+  state.counters["bytes/s"] = benchmark::Counter(
+      static_cast<double>(n * 4), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
 const int kRegistered = [] {
   constexpr auto id = [](GgmlType t) { return static_cast<std::uint32_t>(t); };
-  const std::uint32_t types[] = {id(GgmlType::kQ4_0), id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1),
-                                 id(GgmlType::kQ8_0), id(GgmlType::kQ2_K), id(GgmlType::kQ3_K), id(GgmlType::kQ4_K),
-                                 id(GgmlType::kQ5_K), id(GgmlType::kQ6_K), id(GgmlType::kF32), id(GgmlType::kF16),
-                                 id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
-                                 id(GgmlType::kTQ2_0), wq_type_id(2, 64),
-                                 wq_type_id(3, 64), wq_type_id(4, 32), wq_type_id(4, 128), wq_type_id(5, 64),
-                                 wq_type_id(6, 64), wq_type_id(8, 32)};
+  const std::uint32_t types[] = {
+      id(GgmlType::kQ4_0),  id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1),   id(GgmlType::kQ8_0),
+      id(GgmlType::kQ2_K),  id(GgmlType::kQ3_K), id(GgmlType::kQ4_K), id(GgmlType::kQ5_K),   id(GgmlType::kQ6_K),
+      id(GgmlType::kF32),   id(GgmlType::kF16),  id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
+      id(GgmlType::kTQ2_0), wq_type_id(2, 64),   wq_type_id(3, 64),   wq_type_id(4, 32),     wq_type_id(4, 128),
+      wq_type_id(5, 64),    wq_type_id(6, 64),   wq_type_id(8, 32)};
   for (std::uint32_t t : types) {
     const BlockTypeInfo* info = find_block_type(t);
     const std::string tname = info != nullptr ? info->name : std::to_string(t);
@@ -115,7 +115,9 @@ const int kRegistered = [] {
       if (k_quant && s.n_cols % 256 != 0) continue;
       if (std::string(s.what) == "smollm2.output" && t != id(GgmlType::kQ8_0)) continue;  // the real model's type only
       const bool one_b = std::string(s.what).starts_with("1b.");
-      if (one_b && t != id(GgmlType::kQ4_0) && t != id(GgmlType::kQ8_0) && t != id(GgmlType::kQ4_K) && t != id(GgmlType::kQ6_K)) continue;
+      if (one_b && t != id(GgmlType::kQ4_0) && t != id(GgmlType::kQ8_0) && t != id(GgmlType::kQ4_K) &&
+          t != id(GgmlType::kQ6_K))
+        continue;
 #if defined(__aarch64__)
       for (Isa isa : {Isa::kScalar, Isa::kNeon, Isa::kNeonDotprod}) {
 #else
@@ -127,7 +129,8 @@ const int kRegistered = [] {
         benchmark::RegisterBenchmark(name.c_str(), gemv, t, s, isa, kernels::DotOrder::kGgml);
         const kernels::DotKernel* k = kernels::find_dot_kernel_for(t, isa);
         if (k != nullptr && k->dot_invariant != nullptr) {
-          benchmark::RegisterBenchmark((name + "/invariant").c_str(), gemv, t, s, isa, kernels::DotOrder::kBatchInvariant);
+          benchmark::RegisterBenchmark((name + "/invariant").c_str(), gemv, t, s, isa,
+                                       kernels::DotOrder::kBatchInvariant);
         }
       }
     }

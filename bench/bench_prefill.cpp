@@ -46,8 +46,8 @@ Fixture make(GgmlType type, Shape s) {
 }
 
 void set_counters(benchmark::State& st, Shape s) {
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(s.rows * s.cols * kTokens) * st.iterations() / 1e9,
-                                              benchmark::Counter::kIsRate);
+  st.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(s.rows * s.cols * kTokens) * st.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 void BM_IntegerGemm(benchmark::State& st, GgmlType type, Shape s) {
@@ -87,7 +87,8 @@ void register_all() {
     for (const auto& sh : shapes) {
       if (sh.shape.cols % wisp::block_type(type).block_elems != 0) continue;
       const std::string suffix = std::string(wisp::block_type(type).name) + "/" + sh.name;
-      benchmark::RegisterBenchmark(("integer/" + suffix).c_str(), BM_IntegerGemm, type, sh.shape)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("integer/" + suffix).c_str(), BM_IntegerGemm, type, sh.shape)
+          ->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark(("dequant_sgemm/" + suffix).c_str(), BM_DequantSgemm, type, sh.shape)
           ->Unit(benchmark::kMillisecond);
     }

@@ -37,8 +37,10 @@ int main(int argc, char** argv) {
   wisp_generate_result r;
   wisp_status st = wisp_generate(session, argv[2], &gp, print_piece, NULL, &r);
   printf("\n");
-  if (st != WISP_OK) fprintf(stderr, "error: %s\n", wisp_last_error());
-  else fprintf(stderr, "wisp %s: %zu tokens\n", wisp_version(), r.n_generated);
+  if (st != WISP_OK)
+    fprintf(stderr, "error: %s\n", wisp_last_error());
+  else
+    fprintf(stderr, "wisp %s: %zu tokens\n", wisp_version(), r.n_generated);
   wisp_session_free(session);
   wisp_model_free(model);
   return st == WISP_OK ? 0 : 1;

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
     const auto prompt = tokenizer.tokenize(argv[2], {.add_special = true, .parse_special = true});
     const wisp::GenerationResult r = wisp::generate(session, tokenizer, sampler, prompt, options);
     std::printf("\n");
-    std::fprintf(stderr, "%zu tokens, %.1f tok/s, stop: %s\n", r.stats.n_generated,
-                 r.stats.decode_tokens_per_second(), wisp::stop_reason_name(r.stop));
+    std::fprintf(stderr, "%zu tokens, %.1f tok/s, stop: %s\n", r.stats.n_generated, r.stats.decode_tokens_per_second(),
+                 wisp::stop_reason_name(r.stop));
   } catch (const std::exception& e) {  // wisp::Error: the message names the file or setting at fault
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -98,7 +98,8 @@ const BlockTypeInfo& block_type(GgmlType t) {
   const BlockTypeInfo* info = find_block_type(static_cast<std::uint32_t>(t));
   if (info == nullptr) {
     const char* name = ggml_type_name(static_cast<std::uint32_t>(t));
-    throw Error("block type id " + std::to_string(static_cast<std::uint32_t>(t)) + (name ? std::string(" (") + name + ")" : "") +
+    throw Error("block type id " + std::to_string(static_cast<std::uint32_t>(t)) +
+                (name ? std::string(" (") + name + ")" : "") +
                 " is a GGML type wisp does not implement (no reference dequantizer); it reads " +
                 supported_block_type_names());
   }
@@ -111,10 +112,10 @@ const char* ggml_type_name(std::uint32_t id) {
   // GGML's type ids (ggml.h's enum ggml_type, as the gguf package lists them); the gaps (4, 5:
   // the removed Q4_2/Q4_3; 31-33: the removed Q4_0_4_4 ... repacked layouts) hold nothing.
   static constexpr const char* kNames[] = {
-      "F32",   "F16",   "Q4_0",   "Q4_1",    "",      "",      "Q5_0",   "Q5_1",   "Q8_0",  "Q8_1",  "Q2_K",
-      "Q3_K",  "Q4_K",  "Q5_K",   "Q6_K",    "Q8_K",  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
-      "IQ2_S", "IQ4_XS", "I8",    "I16",     "I32",   "I64",   "F64",    "IQ1_M",  "BF16",  "",      "",
-      "",      "TQ1_0", "TQ2_0",  "",        "",      "",      "MXFP4",  "NVFP4",  "Q1_0"};
+      "F32",   "F16",    "Q4_0",  "Q4_1", "",     "",        "Q5_0",   "Q5_1",    "Q8_0",  "Q8_1",   "Q2_K",
+      "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+      "IQ2_S", "IQ4_XS", "I8",    "I16",  "I32",  "I64",     "F64",    "IQ1_M",   "BF16",  "",       "",
+      "",      "TQ1_0",  "TQ2_0", "",     "",     "",        "MXFP4",  "NVFP4",   "Q1_0"};
   if (id < std::size(kNames) && kNames[id][0] != '\0') return kNames[id];
   return nullptr;
 }

@@ -29,8 +29,8 @@ class ByteCursor {
   void need(std::uint64_t n, std::string_view field) const {
     if (n > remaining()) {
       fail(field, pos_,
-           "file truncated: need " + std::to_string(n) + " bytes, " + std::to_string(remaining()) +
-               " left of " + std::to_string(bytes_.size()));
+           "file truncated: need " + std::to_string(n) + " bytes, " + std::to_string(remaining()) + " left of " +
+               std::to_string(bytes_.size()));
     }
   }
 
@@ -54,8 +54,8 @@ class ByteCursor {
     std::uint64_t len = read<std::uint64_t>(field);
     if (len > remaining()) {
       fail(field, start,
-           "string length " + std::to_string(len) + " runs past the end of the file (" +
-               std::to_string(remaining()) + " bytes left)");
+           "string length " + std::to_string(len) + " runs past the end of the file (" + std::to_string(remaining()) +
+               " bytes left)");
     }
     std::string_view s(reinterpret_cast<const char*>(here()), static_cast<std::size_t>(len));
     pos_ += len;

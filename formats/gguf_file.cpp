@@ -20,13 +20,12 @@ constexpr std::uint64_t kMaxDim = static_cast<std::uint64_t>(std::numeric_limits
 std::string unsupported_type_message(std::uint32_t id) {
   const char* name = ggml_type_name(id);
   return "unknown or unsupported tensor type id " + std::to_string(id) +
-         (name ? std::string(" (GGML's ") + name + ", which wisp does not implement)" : std::string(" (not a GGML type)")) +
+         (name ? std::string(" (GGML's ") + name + ", which wisp does not implement)"
+               : std::string(" (not a GGML type)")) +
          "; wisp reads " + supported_block_type_names();
 }
 
-std::string key_field(std::string_view key, const char* what) {
-  return "metadata '" + std::string(key) + "' " + what;
-}
+std::string key_field(std::string_view key, const char* what) { return "metadata '" + std::string(key) + "' " + what; }
 
 GgufValue read_value(ByteCursor& cur, GgufValueType type, std::string_view key, int depth);
 
@@ -67,7 +66,8 @@ GgufValue read_array(ByteCursor& cur, std::string_view key, int depth) {
   if (elem == GgufValueType::kBool) {
     for (std::uint64_t i = 0; i < count; ++i)
       if (raw[i] > 1)
-        cur.fail(key_field(key, "bool array"), at + 12 + i, "bool byte " + std::to_string(raw[i]) + " is neither 0 nor 1");
+        cur.fail(key_field(key, "bool array"), at + 12 + i,
+                 "bool byte " + std::to_string(raw[i]) + " is neither 0 nor 1");
   }
   return GgufValue::numeric_array(elem, count, raw);
 }
@@ -134,8 +134,7 @@ void GgufFile::parse_all() {
   if (version_ != 2 && version_ != 3) {
     if (__builtin_bswap32(version_) == 2 || __builtin_bswap32(version_) == 3)
       cur.fail("version", 4, "big-endian GGUF files are not supported");
-    cur.fail("version", 4,
-             "unsupported GGUF version " + std::to_string(version_) + " (wisp reads versions 2 and 3)");
+    cur.fail("version", 4, "unsupported GGUF version " + std::to_string(version_) + " (wisp reads versions 2 and 3)");
   }
   std::uint64_t n_tensors = cur.read<std::uint64_t>("tensor_count");
   std::uint64_t n_kv = cur.read<std::uint64_t>("metadata_kv_count");
@@ -158,8 +157,7 @@ void GgufFile::parse_all() {
     if (!gguf_value_type_valid(type_id))
       cur.fail(key_field(key, "type"), type_at, "unknown value type id " + std::to_string(type_id));
     GgufValue v = read_value(cur, static_cast<GgufValueType>(type_id), key, 0);
-    if (!kv_index_.emplace(key, kv_.size()).second)
-      cur.fail(key_field(key, "key"), at, "duplicate metadata key");
+    if (!kv_index_.emplace(key, kv_.size()).second) cur.fail(key_field(key, "key"), at, "duplicate metadata key");
     kv_.push_back({key, std::move(v), at});
   }
 
@@ -196,20 +194,18 @@ void GgufFile::parse_all() {
       std::uint64_t ne = cur.read<std::uint64_t>(tf + " dimension");
       if (ne == 0 || ne > kMaxDim)
         cur.fail(tf + " dimension " + std::to_string(d), dim_at, "size " + std::to_string(ne) + " is invalid");
-      if (n_elems > kMaxDim / ne)
-        cur.fail(tf + " shape", dims_at, "element count overflows 63 bits");
+      if (n_elems > kMaxDim / ne) cur.fail(tf + " shape", dims_at, "element count overflows 63 bits");
       n_elems *= ne;
       t.ne[d] = static_cast<std::int64_t>(ne);
     }
     std::uint64_t type_at = cur.pos();
     t.type_id = cur.read<std::uint32_t>(tf + " type");
     t.type = find_block_type(t.type_id);
-    if (t.type == nullptr)
-      cur.fail(tf + " type", type_at, unsupported_type_message(t.type_id));
+    if (t.type == nullptr) cur.fail(tf + " type", type_at, unsupported_type_message(t.type_id));
     if (t.ne[0] % t.type->block_elems != 0)
       cur.fail(tf + " shape", dims_at,
-               "row length " + std::to_string(t.ne[0]) + " is not a multiple of the " + t.type->name +
-                   " block size " + std::to_string(t.type->block_elems));
+               "row length " + std::to_string(t.ne[0]) + " is not a multiple of the " + t.type->name + " block size " +
+                   std::to_string(t.type->block_elems));
     std::uint64_t n_blocks = n_elems / static_cast<std::uint64_t>(t.type->block_elems);
     if (n_blocks > std::numeric_limits<std::uint64_t>::max() / t.type->block_bytes)
       cur.fail(tf + " shape", dims_at, "byte size overflows 64 bits");

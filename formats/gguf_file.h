@@ -30,8 +30,8 @@ struct GgufTensor {
   const BlockTypeInfo* type = nullptr;  // never null in a successfully opened file
   int n_dims = 0;
   std::int64_t ne[kGgufMaxDims] = {1, 1, 1, 1};  // ne[0] is the contiguous (row) dimension
-  std::uint64_t offset = 0;      // relative to the data section, as stored
-  std::uint64_t file_offset = 0;  // absolute byte offset in the file
+  std::uint64_t offset = 0;                      // relative to the data section, as stored
+  std::uint64_t file_offset = 0;                 // absolute byte offset in the file
   std::uint64_t n_bytes = 0;
   const std::uint8_t* data = nullptr;  // points into the mapping
 

@@ -116,8 +116,7 @@ double GgufValue::as_f64() const {
     return d;
   }
   if (is_integer()) {
-    return is_signed_type(type_) ? static_cast<double>(signed_payload(type_, bits_))
-                                 : static_cast<double>(bits_);
+    return is_signed_type(type_) ? static_cast<double>(signed_payload(type_, bits_)) : static_cast<double>(bits_);
   }
   type_mismatch(type_, "a number");
 }
@@ -154,7 +153,8 @@ std::span<const std::uint8_t> GgufValue::array_bytes() const {
 
 GgufValue GgufValue::array_element(std::uint64_t i) const {
   if (type_ != GgufValueType::kArray) type_mismatch(type_, "an array");
-  if (i >= count_) throw Error("array index " + std::to_string(i) + " out of range (size " + std::to_string(count_) + ")");
+  if (i >= count_)
+    throw Error("array index " + std::to_string(i) + " out of range (size " + std::to_string(count_) + ")");
   if (elem_type_ == GgufValueType::kString) return string(strings_[i]);
   if (elem_type_ == GgufValueType::kArray) return items_[i];
   std::size_t sz = gguf_scalar_size(elem_type_);
@@ -212,14 +212,18 @@ std::string quote(std::string_view s, std::size_t max_len = 60) {
       out += "...";
       break;
     }
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '"') out += "\\\"";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '"')
+      out += "\\\"";
     else if (static_cast<unsigned char>(c) < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
       out += buf;
-    } else out += c;
+    } else
+      out += c;
   }
   return out + "\"";
 }
@@ -249,8 +253,8 @@ std::string GgufValue::to_display_string(std::size_t max_items) const {
   std::string out = "[";
   for (std::uint64_t i = 0; i < count_ && i < max_items; ++i) {
     if (i) out += ", ";
-    out += elem_type_ == GgufValueType::kArray ? items_[i].to_display_string(max_items)
-                                               : scalar_string(array_element(i));
+    out +=
+        elem_type_ == GgufValueType::kArray ? items_[i].to_display_string(max_items) : scalar_string(array_element(i));
   }
   if (count_ > max_items) out += ", ... (" + std::to_string(count_) + " " + gguf_value_type_name(elem_type_) + ")";
   return out + "]";

@@ -85,16 +85,46 @@ void GgufWriter::begin_key(std::string_view key, GgufValueType type) {
   ++n_kv_;
 }
 
-void GgufWriter::set_u8(std::string_view k, std::uint8_t v) { begin_key(k, GgufValueType::kUint8); put(kv_bytes_, v); }
-void GgufWriter::set_i8(std::string_view k, std::int8_t v) { begin_key(k, GgufValueType::kInt8); put(kv_bytes_, v); }
-void GgufWriter::set_u16(std::string_view k, std::uint16_t v) { begin_key(k, GgufValueType::kUint16); put(kv_bytes_, v); }
-void GgufWriter::set_i16(std::string_view k, std::int16_t v) { begin_key(k, GgufValueType::kInt16); put(kv_bytes_, v); }
-void GgufWriter::set_u32(std::string_view k, std::uint32_t v) { begin_key(k, GgufValueType::kUint32); put(kv_bytes_, v); }
-void GgufWriter::set_i32(std::string_view k, std::int32_t v) { begin_key(k, GgufValueType::kInt32); put(kv_bytes_, v); }
-void GgufWriter::set_u64(std::string_view k, std::uint64_t v) { begin_key(k, GgufValueType::kUint64); put(kv_bytes_, v); }
-void GgufWriter::set_i64(std::string_view k, std::int64_t v) { begin_key(k, GgufValueType::kInt64); put(kv_bytes_, v); }
-void GgufWriter::set_f32(std::string_view k, float v) { begin_key(k, GgufValueType::kFloat32); put(kv_bytes_, v); }
-void GgufWriter::set_f64(std::string_view k, double v) { begin_key(k, GgufValueType::kFloat64); put(kv_bytes_, v); }
+void GgufWriter::set_u8(std::string_view k, std::uint8_t v) {
+  begin_key(k, GgufValueType::kUint8);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_i8(std::string_view k, std::int8_t v) {
+  begin_key(k, GgufValueType::kInt8);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_u16(std::string_view k, std::uint16_t v) {
+  begin_key(k, GgufValueType::kUint16);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_i16(std::string_view k, std::int16_t v) {
+  begin_key(k, GgufValueType::kInt16);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_u32(std::string_view k, std::uint32_t v) {
+  begin_key(k, GgufValueType::kUint32);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_i32(std::string_view k, std::int32_t v) {
+  begin_key(k, GgufValueType::kInt32);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_u64(std::string_view k, std::uint64_t v) {
+  begin_key(k, GgufValueType::kUint64);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_i64(std::string_view k, std::int64_t v) {
+  begin_key(k, GgufValueType::kInt64);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_f32(std::string_view k, float v) {
+  begin_key(k, GgufValueType::kFloat32);
+  put(kv_bytes_, v);
+}
+void GgufWriter::set_f64(std::string_view k, double v) {
+  begin_key(k, GgufValueType::kFloat64);
+  put(kv_bytes_, v);
+}
 void GgufWriter::set_bool(std::string_view k, bool v) {
   begin_key(k, GgufValueType::kBool);
   put<std::uint8_t>(kv_bytes_, v ? 1 : 0);
@@ -163,8 +193,8 @@ void GgufWriter::add_tensor(std::string_view name, std::uint32_t type_id, std::v
   std::string n(name);
   add_tensor(name, type_id, std::move(ne), [data, n](std::span<std::uint8_t> out) {
     if (out.size() != data.size())
-      throw Error("GGUF writer: tensor '" + n + "' has " + std::to_string(data.size()) + " bytes of data, its shape needs " +
-                  std::to_string(out.size()));
+      throw Error("GGUF writer: tensor '" + n + "' has " + std::to_string(data.size()) +
+                  " bytes of data, its shape needs " + std::to_string(out.size()));
     std::memcpy(out.data(), data.data(), out.size());
   });
 }
@@ -222,8 +252,7 @@ void GgufWriter::write(const std::string& path) const {
     emit([&](const std::uint8_t* p, std::size_t n) {
       if (std::fwrite(p, 1, n, f) != n) throw Error(path + ": write failed: " + std::strerror(errno));
     });
-    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
-      throw Error(path + ": write failed: " + std::strerror(errno));
+    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0) throw Error(path + ": write failed: " + std::strerror(errno));
   } catch (...) {
     std::fclose(f);
     std::remove(tmp.c_str());

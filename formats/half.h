@@ -57,7 +57,7 @@ constexpr std::uint16_t f32_to_f16(float f) {
   }
   if (ax >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 (halfway past 65504): rounds to inf
 
-  if (ax < 0x38800000u) {  // below 2^-14, the smallest normal half: subnormal or zero
+  if (ax < 0x38800000u) {                // below 2^-14, the smallest normal half: subnormal or zero
     if (ax <= 0x33000000u) return sign;  // <= 2^-25: the tie at 2^-25 rounds to the even 0
     // The value is m * 2^(e-150) = m * 2^(e-126) half-subnormal units (2^-24 each).
     const std::uint32_t e = ax >> 23;

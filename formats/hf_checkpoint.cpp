@@ -47,8 +47,8 @@ HfCheckpoint HfCheckpoint::open(const fs::path& dir) {
   ckpt.dir_ = dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw Error(dir.string() + ": not a folder; expected a Hugging Face checkpoint folder holding " +
-                kHfConfigFile + " and " + kHfSingleWeightsFile + " or " + kHfWeightsIndexFile);
+    throw Error(dir.string() + ": not a folder; expected a Hugging Face checkpoint folder holding " + kHfConfigFile +
+                " and " + kHfSingleWeightsFile + " or " + kHfWeightsIndexFile);
   }
   ckpt.load_config();
   if (file_exists(dir / kHfSingleWeightsFile)) {
@@ -143,8 +143,8 @@ void HfCheckpoint::load_sharded() {
   for (const auto& [tensor, file] : shard_of_tensor) {
     const SafetensorsFile& shard = shards_[shard_position.at(file)];
     if (shard.find_tensor(tensor) == nullptr) {
-      throw Error(index_name + ": tensor " + in_quotes(tensor) + " is listed in weight_map for shard " + in_quotes(file) +
-                  ", but " + shard.path() + " has no tensor of that name");
+      throw Error(index_name + ": tensor " + in_quotes(tensor) + " is listed in weight_map for shard " +
+                  in_quotes(file) + ", but " + shard.path() + " has no tensor of that name");
     }
   }
 }
@@ -177,8 +177,8 @@ const SafetensorsTensor* HfCheckpoint::find_tensor(std::string_view name) const 
 
 const SafetensorsTensor& HfCheckpoint::tensor(std::string_view name) const {
   if (const auto* t = find_tensor(name)) return *t;
-  throw Error(dir_.string() + ": no tensor named " + in_quotes(name) + " in any of " +
-              std::to_string(shards_.size()) + " weights file(s)");
+  throw Error(dir_.string() + ": no tensor named " + in_quotes(name) + " in any of " + std::to_string(shards_.size()) +
+              " weights file(s)");
 }
 
 const SafetensorsFile& HfCheckpoint::shard_of(std::string_view name) const {

@@ -38,8 +38,8 @@ enum class SafetensorsDtype : std::uint8_t {
 
 struct SafetensorsDtypeInfo {
   SafetensorsDtype dtype;
-  const char* name;   // as the header spells it
-  unsigned bits;      // per element; F4/F6 are packed, so sizes are computed in bits
+  const char* name;  // as the header spells it
+  unsigned bits;     // per element; F4/F6 are packed, so sizes are computed in bits
 };
 
 // nullptr when `name` is not a dtype the safetensors format defines (names are case-sensitive).

@@ -96,8 +96,8 @@ void SafetensorsFile::parse_all() {
   header_size_ = read_le64(bytes_.data());
   if (header_size_ > kSafetensorsMaxHeaderBytes) {
     throw Error(name_ + ": header length " + std::to_string(header_size_) +
-                " (byte offset 0) exceeds the format's limit of " +
-                std::to_string(kSafetensorsMaxHeaderBytes) + " bytes");
+                " (byte offset 0) exceeds the format's limit of " + std::to_string(kSafetensorsMaxHeaderBytes) +
+                " bytes");
   }
   if (header_size_ > file_size - 8) {
     throw Error(name_ + ": header length " + std::to_string(header_size_) +
@@ -106,8 +106,7 @@ void SafetensorsFile::parse_all() {
   }
   const std::uint64_t data_start = 8 + header_size_;
   const std::uint64_t data_size = file_size - data_start;
-  const std::string in_header =
-      " (JSON header, byte offsets 8.." + std::to_string(data_start) + ")";
+  const std::string in_header = " (JSON header, byte offsets 8.." + std::to_string(data_start) + ")";
   auto header_error = [&](const std::string& what) -> Error { return Error(name_ + ": " + what + in_header); };
 
   std::string_view text(reinterpret_cast<const char*>(bytes_.data() + 8), header_size_);
@@ -185,14 +184,14 @@ void SafetensorsFile::parse_all() {
     std::uint64_t n_bits = 0;
     if (overflow || n_elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
         __builtin_mul_overflow(n_elements, std::uint64_t{info->bits}, &n_bits)) {
-      throw header_error(where + ": field 'shape' " + brief(shape) + " overflows: element count x " +
-                         info->name + " size does not fit in 64 bits");
+      throw header_error(where + ": field 'shape' " + brief(shape) + " overflows: element count x " + info->name +
+                         " size does not fit in 64 bits");
     }
     // overflow was checked above, so the dimension casts and this one are exact.
     t.n_elements = static_cast<std::int64_t>(n_elements);
     if (n_bits % 8 != 0) {
-      throw header_error(where + ": shape " + t.shape_string() + " of " + info->name + " is " +
-                         std::to_string(n_bits) + " bits, not a whole number of bytes");
+      throw header_error(where + ": shape " + t.shape_string() + " of " + info->name + " is " + std::to_string(n_bits) +
+                         " bits, not a whole number of bytes");
     }
 
     const json& offsets = field("data_offsets");
@@ -203,8 +202,7 @@ void SafetensorsFile::parse_all() {
     auto begin = as_unsigned(offsets[0]);
     auto end = as_unsigned(offsets[1]);
     if (!begin || !end) {
-      throw header_error(where + ": field 'data_offsets' " + brief(offsets) +
-                         " must hold two non-negative integers");
+      throw header_error(where + ": field 'data_offsets' " + brief(offsets) + " must hold two non-negative integers");
     }
     t.data_begin = *begin;
     t.data_end = *end;
@@ -213,9 +211,9 @@ void SafetensorsFile::parse_all() {
     }
     if (t.data_end > data_size) {
       throw Error(name_ + ": " + where + ": data_offsets " + brief(offsets) +
-                  " end past the data region: it would end at byte offset " +
-                  std::to_string(data_start) + " + " + std::to_string(t.data_end) + ", but the file is " +
-                  std::to_string(file_size) + " bytes (data region is " + std::to_string(data_size) + " bytes)");
+                  " end past the data region: it would end at byte offset " + std::to_string(data_start) + " + " +
+                  std::to_string(t.data_end) + ", but the file is " + std::to_string(file_size) +
+                  " bytes (data region is " + std::to_string(data_size) + " bytes)");
     }
     t.file_offset = data_start + t.data_begin;
     if (t.n_bytes() != n_bits / 8) {
@@ -238,8 +236,8 @@ void SafetensorsFile::parse_all() {
     if (t.data_begin < cursor) {
       throw Error(name_ + ": tensor " + in_quotes(t.name) + " data [" + std::to_string(t.data_begin) + ", " +
                   std::to_string(t.data_end) + ") overlaps tensor " + in_quotes(prev->name) + " data [" +
-                  std::to_string(prev->data_begin) + ", " + std::to_string(prev->data_end) +
-                  ") at byte offset " + std::to_string(t.file_offset));
+                  std::to_string(prev->data_begin) + ", " + std::to_string(prev->data_end) + ") at byte offset " +
+                  std::to_string(t.file_offset));
     }
     if (t.data_begin > cursor) {
       throw Error(name_ + ": gap of " + std::to_string(t.data_begin - cursor) + " unused bytes before tensor " +

@@ -38,7 +38,7 @@ struct SafetensorsTensor {
   std::int64_t n_elements = 1;      // product of shape (1 for a scalar, 0 when any dimension is 0)
   std::uint64_t data_begin = 0;     // data_offsets as stored: relative to the data region
   std::uint64_t data_end = 0;
-  std::uint64_t file_offset = 0;    // absolute offset of the first byte in the file
+  std::uint64_t file_offset = 0;       // absolute offset of the first byte in the file
   const std::uint8_t* data = nullptr;  // points into the mapping (or the parsed span)
 
   std::uint64_t n_bytes() const { return data_end - data_begin; }
@@ -57,8 +57,8 @@ class SafetensorsFile {
 
   const std::string& path() const { return name_; }
   std::uint64_t file_size() const { return bytes_.size(); }
-  std::uint64_t header_size() const { return header_size_; }           // N, the JSON length
-  std::uint64_t data_offset() const { return 8 + header_size_; }       // start of the data region
+  std::uint64_t header_size() const { return header_size_; }      // N, the JSON length
+  std::uint64_t data_offset() const { return 8 + header_size_; }  // start of the data region
 
   // In data order (ascending offset; ties, which only zero-size tensors can have, by name).
   const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }

@@ -70,8 +70,7 @@ json parse_strict_json(std::string_view text, const std::string& file, const Str
         top.last_key = key;
         break;
       }
-      case json::parse_event_t::value:
-        break;
+      case json::parse_event_t::value: break;
     }
     return true;
   };
@@ -81,8 +80,7 @@ json parse_strict_json(std::string_view text, const std::string& file, const Str
   } catch (const json::parse_error& e) {
     // e.byte counts from 1 at the first byte of `text`; report the absolute file offset.
     std::uint64_t at = options.base_offset + (e.byte > 0 ? e.byte - 1 : 0);
-    throw Error(file + ": invalid JSON at byte offset " + std::to_string(at) + ": " +
-                strip_nlohmann_tag(e.what()));
+    throw Error(file + ": invalid JSON at byte offset " + std::to_string(at) + ": " + strip_nlohmann_tag(e.what()));
   } catch (const json::exception& e) {
     throw Error(file + ": invalid JSON: " + strip_nlohmann_tag(e.what()));
   }

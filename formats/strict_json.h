@@ -19,8 +19,7 @@ struct StrictJsonOptions {
 };
 
 // Parses `text`; `file` names the source in error messages. Invalid UTF-8 in strings is rejected.
-nlohmann::json parse_strict_json(std::string_view text, const std::string& file,
-                                 const StrictJsonOptions& options = {});
+nlohmann::json parse_strict_json(std::string_view text, const std::string& file, const StrictJsonOptions& options = {});
 
 // The JSON type name as a reader would say it ("object", "string", "number", ...).
 const char* json_type_name(const nlohmann::json& value);

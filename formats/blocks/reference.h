@@ -19,7 +19,8 @@ void require_whole_blocks(const char* type_name, std::int64_t n_elems, std::int6
 template <typename Block>
 inline Block load_block(const void* blocks, std::int64_t i) {
   Block b;
-  std::memcpy(&b, static_cast<const std::uint8_t*>(blocks) + i * static_cast<std::int64_t>(sizeof(Block)), sizeof(Block));
+  std::memcpy(&b, static_cast<const std::uint8_t*>(blocks) + i * static_cast<std::int64_t>(sizeof(Block)),
+              sizeof(Block));
   return b;
 }
 

@@ -87,7 +87,8 @@ void wq_pack_codes(const std::uint8_t* codes, int bits, int group, std::uint8_t*
     const int mask = (1 << w) - 1;
     for (int j = 0; j < n_bytes; ++j) {
       unsigned v = 0;
-      for (int k = 0; k < per_byte; ++k) v |= static_cast<unsigned>((codes[j + k * n_bytes] >> shift) & mask) << (k * w);
+      for (int k = 0; k < per_byte; ++k)
+        v |= static_cast<unsigned>((codes[j + k * n_bytes] >> shift) & mask) << (k * w);
       planes[j] = static_cast<std::uint8_t>(v);
     }
     planes += n_bytes;
@@ -187,12 +188,11 @@ constexpr BlockTypeInfo entry(const char* name) {
 }
 
 constexpr std::array kWqTypes = {
-    entry<2, 32>("WQ2_G32"), entry<2, 64>("WQ2_G64"), entry<2, 128>("WQ2_G128"),
-    entry<3, 32>("WQ3_G32"), entry<3, 64>("WQ3_G64"), entry<3, 128>("WQ3_G128"),
-    entry<4, 32>("WQ4_G32"), entry<4, 64>("WQ4_G64"), entry<4, 128>("WQ4_G128"),
-    entry<5, 32>("WQ5_G32"), entry<5, 64>("WQ5_G64"), entry<5, 128>("WQ5_G128"),
-    entry<6, 32>("WQ6_G32"), entry<6, 64>("WQ6_G64"), entry<6, 128>("WQ6_G128"),
-    entry<8, 32>("WQ8_G32"), entry<8, 64>("WQ8_G64"), entry<8, 128>("WQ8_G128"),
+    entry<2, 32>("WQ2_G32"),   entry<2, 64>("WQ2_G64"),   entry<2, 128>("WQ2_G128"), entry<3, 32>("WQ3_G32"),
+    entry<3, 64>("WQ3_G64"),   entry<3, 128>("WQ3_G128"), entry<4, 32>("WQ4_G32"),   entry<4, 64>("WQ4_G64"),
+    entry<4, 128>("WQ4_G128"), entry<5, 32>("WQ5_G32"),   entry<5, 64>("WQ5_G64"),   entry<5, 128>("WQ5_G128"),
+    entry<6, 32>("WQ6_G32"),   entry<6, 64>("WQ6_G64"),   entry<6, 128>("WQ6_G128"), entry<8, 32>("WQ8_G32"),
+    entry<8, 64>("WQ8_G64"),   entry<8, 128>("WQ8_G128"),
 };
 
 }  // namespace

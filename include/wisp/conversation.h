@@ -19,7 +19,7 @@ namespace wisp {
 
 struct ChatReply {
   GenerationResult generation;
-  std::size_t reused_tokens = 0;   // prompt tokens served from the cache
+  std::size_t reused_tokens = 0;     // prompt tokens served from the cache
   std::size_t dropped_messages = 0;  // oldest messages dropped to make room this turn
 };
 
@@ -32,8 +32,8 @@ class Conversation {
   // Adds the user's message, brings the session up to date, and generates the assistant's reply
   // (streamed through options.on_text), which is then part of the conversation. `reserve` is the
   // room kept free for the reply when deciding whether old turns must be dropped.
-  ChatReply reply(const std::string& user_text, Sampler& sampler, const GenerationOptions& options,
-                  std::size_t reserve, const std::function<void(const std::string&)>& on_notice = {});
+  ChatReply reply(const std::string& user_text, Sampler& sampler, const GenerationOptions& options, std::size_t reserve,
+                  const std::function<void(const std::string&)>& on_notice = {});
 
   // Forgets every turn (the system message stays) and empties the session.
   void reset();

@@ -34,9 +34,9 @@ enum class StopReason {
 const char* stop_reason_name(StopReason r);
 
 struct GenerationStats {
-  std::size_t n_prompt = 0;     // prompt tokens evaluated (after any reuse of cached tokens)
-  double prompt_seconds = 0.0;  // wall time of the prompt's batched evaluation
-  std::size_t n_generated = 0;  // tokens sampled (the end-of-turn token included)
+  std::size_t n_prompt = 0;       // prompt tokens evaluated (after any reuse of cached tokens)
+  double prompt_seconds = 0.0;    // wall time of the prompt's batched evaluation
+  std::size_t n_generated = 0;    // tokens sampled (the end-of-turn token included)
   double generate_seconds = 0.0;  // wall time from the first sample to the last
 
   double prompt_tokens_per_second() const { return prompt_seconds > 0 ? n_prompt / prompt_seconds : 0.0; }

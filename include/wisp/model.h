@@ -15,7 +15,7 @@ namespace wisp {
 namespace detail {
 struct ModelState;
 struct ModelAccess;  // src/model/model_state.h: how wisp's own modules reach the bound weights
-}
+}  // namespace detail
 
 // The shape of a loaded model, for display and for sizing caches.
 struct ModelInfo {
@@ -30,9 +30,9 @@ struct ModelInfo {
   std::int64_t n_head_kv = 0;
   std::int64_t head_dim = 0;
   std::int64_t n_ff = 0;
-  std::int64_t sliding_window = 0;  // 0 when every layer attends to the whole context
-  bool tied_embeddings = false;     // the output projection reuses token_embd
-  std::uint64_t weight_bytes = 0;   // bytes of tensor data in the file
+  std::int64_t sliding_window = 0;       // 0 when every layer attends to the whole context
+  bool tied_embeddings = false;          // the output projection reuses token_embd
+  std::uint64_t weight_bytes = 0;        // bytes of tensor data in the file
   std::uint64_t kv_bytes_per_token = 0;  // f32 K and V for all layers
 };
 

@@ -37,9 +37,9 @@ struct SamplerParams {
   float frequency_penalty = 0.0f;  // subtracted once per occurrence
   float presence_penalty = 0.0f;   // subtracted once if the token occurred at all
 
-  int top_k = 40;        // keep the k most likely; <= 0 = off
-  float top_p = 0.95f;   // keep the smallest prefix whose probability mass reaches p; 1 = off
-  float min_p = 0.05f;   // keep tokens with p >= min_p * p_max; 0 = off
+  int top_k = 40;            // keep the k most likely; <= 0 = off
+  float top_p = 0.95f;       // keep the smallest prefix whose probability mass reaches p; 1 = off
+  float min_p = 0.05f;       // keep tokens with p >= min_p * p_max; 0 = off
   float temperature = 0.8f;  // <= 0 = greedy (argmax after the penalties)
 
   std::uint64_t seed = 0;  // seeds the sampler's own RNG; same seed + settings + logits = same tokens

@@ -64,9 +64,9 @@ class Tokenizer {
   TokenId bos() const;
   TokenId eos() const;
   TokenId eot() const;
-  bool add_bos() const;               // whether tokenize(add_special) puts BOS first
-  bool is_eog(TokenId id) const;      // ends generation: EOS, end-of-turn markers
-  bool is_control(TokenId id) const;  // rendered only on request, never produced from plain text
+  bool add_bos() const;                             // whether tokenize(add_special) puts BOS first
+  bool is_eog(TokenId id) const;                    // ends generation: EOS, end-of-turn markers
+  bool is_control(TokenId id) const;                // rendered only on request, never produced from plain text
   TokenId find_token(std::string_view text) const;  // exact vocabulary lookup, kNoToken if absent
 
  private:

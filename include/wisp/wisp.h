@@ -107,9 +107,9 @@ WISP_API wisp_status wisp_chat_render(const wisp_model* model, const wisp_chat_m
 
 /* ---- session and generation ---- */
 typedef struct wisp_session_params {
-  size_t n_ctx;       /* most tokens the session holds; 0: min(training context, 4096) */
-  int n_threads;      /* 0: every hardware thread */
-  int exact;          /* nonzero: llama.cpp's float orders (logits equal llama.cpp's) */
+  size_t n_ctx;        /* most tokens the session holds; 0: min(training context, 4096) */
+  int n_threads;       /* 0: every hardware thread */
+  int exact;           /* nonzero: llama.cpp's float orders (logits equal llama.cpp's) */
   const char* kv_type; /* "f16" (default when NULL), "f32", "q8_0", "q4" */
 } wisp_session_params;
 
@@ -124,8 +124,8 @@ typedef struct wisp_sampler_params {
 } wisp_sampler_params;
 
 typedef struct wisp_generate_params {
-  size_t n_predict; /* most tokens to generate; 0: until end of turn or context full */
-  int add_special;  /* tokenize the prompt with BOS as the model asks (default 1) */
+  size_t n_predict;  /* most tokens to generate; 0: until end of turn or context full */
+  int add_special;   /* tokenize the prompt with BOS as the model asks (default 1) */
   int parse_special; /* special-token text in the prompt becomes tokens (default 1) */
   wisp_sampler_params sampler;
 } wisp_generate_params;

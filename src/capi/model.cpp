@@ -33,9 +33,7 @@ wisp_status wisp_model_load(const char* path, wisp_model** out) {
 void wisp_model_free(wisp_model* model) { delete model; }
 
 int64_t wisp_model_n_vocab(const wisp_model* model) { return model ? model->loaded->model->info().n_vocab : 0; }
-int64_t wisp_model_n_ctx_train(const wisp_model* model) {
-  return model ? model->loaded->model->info().n_ctx_train : 0;
-}
+int64_t wisp_model_n_ctx_train(const wisp_model* model) { return model ? model->loaded->model->info().n_ctx_train : 0; }
 const char* wisp_model_architecture(const wisp_model* model) {
   return model ? model->loaded->model->info().architecture.c_str() : "";
 }
@@ -52,11 +50,13 @@ wisp_status wisp_tokenize(const wisp_model* model, const char* text, size_t len,
   if (n_out == nullptr) return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_tokenize: n_out is NULL");
   if (text == nullptr && len > 0) return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_tokenize: text is NULL");
   return guarded(WISP_ERR_TOKENIZE, [&] {
-    const std::vector<wisp::TokenId> ids = model->loaded->tokenizer.tokenize(
-        std::string_view(text == nullptr ? "" : text, len), {.add_special = add_special != 0, .parse_special = parse_special != 0});
+    const std::vector<wisp::TokenId> ids =
+        model->loaded->tokenizer.tokenize(std::string_view(text == nullptr ? "" : text, len),
+                                          {.add_special = add_special != 0, .parse_special = parse_special != 0});
     *n_out = ids.size();
     if (cap < ids.size() || (tokens == nullptr && !ids.empty())) {
-      return fail(WISP_ERR_BUFFER_TOO_SMALL, "the text is " + std::to_string(ids.size()) + " tokens; the buffer holds " +
+      return fail(WISP_ERR_BUFFER_TOO_SMALL, "the text is " + std::to_string(ids.size()) +
+                                                 " tokens; the buffer holds " +
                                                  std::to_string(tokens == nullptr ? 0 : cap));
     }
     std::copy(ids.begin(), ids.end(), tokens);
@@ -78,11 +78,13 @@ wisp_status wisp_detokenize(const wisp_model* model, const int32_t* tokens, size
 wisp_status wisp_chat_render(const wisp_model* model, const wisp_chat_message* messages, size_t n_messages,
                              int add_generation_prompt, char* buf, size_t cap, size_t* n_out) {
   if (model == nullptr) return null_model();
-  if (messages == nullptr && n_messages > 0) return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_chat_render: messages is NULL");
+  if (messages == nullptr && n_messages > 0)
+    return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_chat_render: messages is NULL");
   std::vector<wisp::ChatMessage> list;
   for (size_t i = 0; i < n_messages; ++i) {
     if (messages[i].role == nullptr || messages[i].content == nullptr) {
-      return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_chat_render: message " + std::to_string(i) + " has a NULL role or content");
+      return fail(WISP_ERR_INVALID_ARGUMENT,
+                  "wisp_chat_render: message " + std::to_string(i) + " has a NULL role or content");
     }
   }
   return guarded(WISP_ERR_TEMPLATE, [&] {

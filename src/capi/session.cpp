@@ -50,8 +50,13 @@ wisp_generate_params wisp_generate_default_params(void) {
       .n_predict = 128,
       .add_special = 1,
       .parse_special = 1,
-      .sampler = {.temperature = d.temperature, .top_k = d.top_k, .top_p = d.top_p, .min_p = d.min_p,
-                  .repeat_penalty = d.repeat_penalty, .penalty_last_n = d.penalty_last_n, .seed = d.seed},
+      .sampler = {.temperature = d.temperature,
+                  .top_k = d.top_k,
+                  .top_p = d.top_p,
+                  .min_p = d.min_p,
+                  .repeat_penalty = d.repeat_penalty,
+                  .penalty_last_n = d.penalty_last_n,
+                  .seed = d.seed},
   };
 }
 

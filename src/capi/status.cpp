@@ -25,9 +25,9 @@ wisp_status copy_out(const std::string& text, char* buf, std::size_t cap, std::s
   if (n_out == nullptr) return fail(WISP_ERR_INVALID_ARGUMENT, "n_out is NULL");
   *n_out = text.size();
   if (cap < text.size() + 1 || buf == nullptr) {
-    return fail(WISP_ERR_BUFFER_TOO_SMALL, "the text is " + std::to_string(text.size()) +
-                                               " bytes; the buffer needs " + std::to_string(text.size() + 1) +
-                                               " with the NUL, got " + std::to_string(buf == nullptr ? 0 : cap));
+    return fail(WISP_ERR_BUFFER_TOO_SMALL, "the text is " + std::to_string(text.size()) + " bytes; the buffer needs " +
+                                               std::to_string(text.size() + 1) + " with the NUL, got " +
+                                               std::to_string(buf == nullptr ? 0 : cap));
   }
   std::memcpy(buf, text.data(), text.size());
   buf[text.size()] = '\0';

@@ -39,10 +39,10 @@ struct Expr {
 
   Kind kind;
   std::size_t offset;
-  Value value;                 // Literal
-  std::string name;            // Name, GetAttr, Filter, Test, Unary/Binary operator
-  ExprPtr object;              // the operand most kinds act on
-  std::vector<ExprPtr> items;  // list items, call/filter/test arguments, slice parts, ...
+  Value value;                                            // Literal
+  std::string name;                                       // Name, GetAttr, Filter, Test, Unary/Binary operator
+  ExprPtr object;                                         // the operand most kinds act on
+  std::vector<ExprPtr> items;                             // list items, call/filter/test arguments, slice parts, ...
   std::vector<std::pair<std::string, ExprPtr>> keywords;  // keyword arguments
   std::vector<std::string> ops;                           // Compare operators
   bool negated = false;                                   // Test: "is not"
@@ -75,7 +75,7 @@ struct Stmt {
     Macro,     // text is the name; params; body
     Break,
     Continue,
-    Scope,     // a body rendered in place (the HF {% generation %} block)
+    Scope,  // a body rendered in place (the HF {% generation %} block)
   };
 
   Kind kind;

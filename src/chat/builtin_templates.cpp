@@ -135,10 +135,8 @@ ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_tem
     std::string_view first, second, builtin;
   };
   static constexpr Marker kMarkers[] = {
-      {"<start_of_turn>", "<end_of_turn>", "gemma"},
-      {"<|start_header_id|>", "<|eot_id|>", "llama3"},
-      {"<|im_start|>", "<|im_end|>", "chatml"},
-      {"[INST]", "[/INST]", "mistral"},
+      {"<start_of_turn>", "<end_of_turn>", "gemma"}, {"<|start_header_id|>", "<|eot_id|>", "llama3"},
+      {"<|im_start|>", "<|im_end|>", "chatml"},      {"[INST]", "[/INST]", "mistral"},
       {"<|user|>", "<|assistant|>", "zephyr"},
   };
   const auto pick = [](std::string_view name, std::string reason) {
@@ -154,7 +152,8 @@ ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_tem
     return pick("gemma", "the GGUF has no chat template; architecture " + std::string(architecture) +
                              " uses the gemma template");
   }
-  return pick("chatml", "the GGUF has no chat template and no known turn markers; falling back to chatml (as llama.cpp does)");
+  return pick("chatml",
+              "the GGUF has no chat template and no known turn markers; falling back to chatml (as llama.cpp does)");
 }
 
 }  // namespace wisp

@@ -34,7 +34,8 @@ std::string_view builtin_chat_template_origin(std::string_view name);
 struct ChatTemplateChoice {
   std::string name;    // "gguf" for the file's own template, else the builtin's name
   std::string source;  // the template text
-  std::string reason;  // one line for the user, e.g. "the GGUF has no chat template; its vocabulary has <start_of_turn>"
+  std::string
+      reason;  // one line for the user, e.g. "the GGUF has no chat template; its vocabulary has <start_of_turn>"
 };
 
 // `gguf_template`: the file's tokenizer.chat_template, if any. `has_token`: whether the vocabulary

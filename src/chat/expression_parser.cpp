@@ -21,7 +21,8 @@ ExprPtr ExpressionParser::finish(ExprPtr node) {
   for (const auto& [name, value] : node->keywords) height = std::max(height, value->depth);
   node->depth = height + 1;
   if (node->depth > kMaxExpressionDepth) {
-    fail_at("expression nested too deeply (more than " + std::to_string(kMaxExpressionDepth) + " levels)", node->offset);
+    fail_at("expression nested too deeply (more than " + std::to_string(kMaxExpressionDepth) + " levels)",
+            node->offset);
   }
   return node;
 }
@@ -61,9 +62,7 @@ ExprPtr ExpressionParser::parse_tuple(bool with_condexpr, std::initializer_list<
   return finish(std::move(tuple));
 }
 
-ExprPtr ExpressionParser::parse_expression(bool with_condexpr) {
-  return with_condexpr ? parse_condexpr() : parse_or();
-}
+ExprPtr ExpressionParser::parse_expression(bool with_condexpr) { return with_condexpr ? parse_condexpr() : parse_or(); }
 
 ExprPtr ExpressionParser::parse_condexpr() {
   const NestingGuard guard(*this);
@@ -239,8 +238,7 @@ ExprPtr ExpressionParser::parse_primary() {
       if (token.text == "[") return parse_list();
       if (token.text == "{") return parse_dict();
       break;
-    default:
-      break;
+    default: break;
   }
   fail("expected an expression, got " + describe(token));
 }

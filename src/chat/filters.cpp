@@ -37,12 +37,30 @@ Value f_attr(const Value& v, const CallArgs& args) {
   return get_attribute(v, arg_or(args, 0, "name", Value("")).str());
 }
 
-Value f_capitalize(const Value& v, const CallArgs& args) { args.check("capitalize", {}); return Value(text::capitalize(v.str())); }
-Value f_lower(const Value& v, const CallArgs& args) { args.check("lower", {}); return Value(text::lower(v.str())); }
-Value f_upper(const Value& v, const CallArgs& args) { args.check("upper", {}); return Value(text::upper(v.str())); }
-Value f_title(const Value& v, const CallArgs& args) { args.check("title", {}); return Value(text::title(v.str())); }
-Value f_string(const Value& v, const CallArgs& args) { args.check("string", {}); return Value(v.str()); }
-Value f_safe(const Value& v, const CallArgs& args) { args.check("safe", {}); return v.is_string() ? v : Value(v.str()); }
+Value f_capitalize(const Value& v, const CallArgs& args) {
+  args.check("capitalize", {});
+  return Value(text::capitalize(v.str()));
+}
+Value f_lower(const Value& v, const CallArgs& args) {
+  args.check("lower", {});
+  return Value(text::lower(v.str()));
+}
+Value f_upper(const Value& v, const CallArgs& args) {
+  args.check("upper", {});
+  return Value(text::upper(v.str()));
+}
+Value f_title(const Value& v, const CallArgs& args) {
+  args.check("title", {});
+  return Value(text::title(v.str()));
+}
+Value f_string(const Value& v, const CallArgs& args) {
+  args.check("string", {});
+  return Value(v.str());
+}
+Value f_safe(const Value& v, const CallArgs& args) {
+  args.check("safe", {});
+  return v.is_string() ? v : Value(v.str());
+}
 
 Value f_escape(const Value& v, const CallArgs& args) {
   args.check("escape", {});
@@ -79,7 +97,10 @@ Value f_length(const Value& v, const CallArgs& args) {
   }
 }
 
-Value f_list(const Value& v, const CallArgs& args) { args.check("list", {}); return Value(iterate(v)); }
+Value f_list(const Value& v, const CallArgs& args) {
+  args.check("list", {});
+  return Value(iterate(v));
+}
 
 Value f_first(const Value& v, const CallArgs& args) {
   args.check("first", {});
@@ -119,8 +140,10 @@ Value lookup_path(const Value& item, const Value& path) {
   if (!path.is_string()) return get_item(item, path);
   Value current = item;
   for (const std::string& part : text::split(path.as_string(), std::string_view("."), -1)) {
-    const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    current = numeric ? get_item(current, Value(static_cast<std::int64_t>(std::stoll(part)))) : get_item(current, Value(part));
+    const bool numeric =
+        !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    current = numeric ? get_item(current, Value(static_cast<std::int64_t>(std::stoll(part))))
+                      : get_item(current, Value(part));
   }
   return current;
 }
@@ -176,7 +199,9 @@ std::vector<std::string> split_lines(const std::string& s) {
 Value f_indent(const Value& v, const CallArgs& args) {
   args.check("indent", {"width", "first", "blank"});
   const Value width = arg_or(args, 0, "width", Value(4));
-  const std::string indentation = width.is_string() ? width.as_string() : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width.as_int())), ' ');
+  const std::string indentation =
+      width.is_string() ? width.as_string()
+                        : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width.as_int())), ' ');
   const bool first = arg_or(args, 1, "first", Value(false)).truthy();
   const bool blank = arg_or(args, 2, "blank", Value(false)).truthy();
   std::vector<std::string> lines = split_lines(v.str() + "\n");
@@ -404,16 +429,19 @@ struct NamedFilter {
 };
 
 constexpr NamedFilter kFilters[] = {
-    {"abs", f_abs},         {"attr", f_attr},         {"capitalize", f_capitalize}, {"count", f_length},
-    {"d", f_default},       {"default", f_default},   {"dictsort", f_dictsort},     {"e", f_escape},
-    {"escape", f_escape},   {"first", f_first},       {"float", f_float},           {"indent", f_indent},
-    {"int", f_int},         {"items", f_items},       {"join", f_join},             {"last", f_last},
-    {"length", f_length},   {"list", f_list},         {"lower", f_lower},           {"map", f_map},
-    {"max", f_max},         {"min", f_min},           {"reject", f_reject},         {"rejectattr", f_rejectattr},
-    {"replace", f_replace}, {"reverse", f_reverse},   {"round", f_round},           {"safe", f_safe},
-    {"select", f_select},   {"selectattr", f_selectattr}, {"sort", f_sort},         {"string", f_string},
-    {"sum", f_sum},         {"title", f_title},       {"tojson", f_tojson},         {"trim", f_trim},
-    {"unique", f_unique},   {"upper", f_upper},       {"wordcount", f_wordcount},
+    {"abs", f_abs},           {"attr", f_attr},       {"capitalize", f_capitalize},
+    {"count", f_length},      {"d", f_default},       {"default", f_default},
+    {"dictsort", f_dictsort}, {"e", f_escape},        {"escape", f_escape},
+    {"first", f_first},       {"float", f_float},     {"indent", f_indent},
+    {"int", f_int},           {"items", f_items},     {"join", f_join},
+    {"last", f_last},         {"length", f_length},   {"list", f_list},
+    {"lower", f_lower},       {"map", f_map},         {"max", f_max},
+    {"min", f_min},           {"reject", f_reject},   {"rejectattr", f_rejectattr},
+    {"replace", f_replace},   {"reverse", f_reverse}, {"round", f_round},
+    {"safe", f_safe},         {"select", f_select},   {"selectattr", f_selectattr},
+    {"sort", f_sort},         {"string", f_string},   {"sum", f_sum},
+    {"title", f_title},       {"tojson", f_tojson},   {"trim", f_trim},
+    {"unique", f_unique},     {"upper", f_upper},     {"wordcount", f_wordcount},
 };
 
 Filter find_filter(std::string_view name) {

@@ -79,15 +79,18 @@ ValueMap global_functions(std::optional<std::tm> now) {
   globals.set(Value("namespace"), Value(Callable{"namespace", make_namespace}));
   globals.set(Value("raise_exception"), Value(Callable{"raise_exception", raise_exception}));
   globals.set(Value("strftime_now"), Value(Callable{"strftime_now", [now](const CallArgs& args) {
-    const Value* format = args.get(0, "format");
-    if (!format || !format->is_string()) fail_runtime("strftime_now() needs a format string");
-    const std::tm tm = now ? *now : local_now();
-    std::string out(256, '\0');
-    const std::size_t n = std::strftime(out.data(), out.size(), format->as_string().c_str(), &tm);
-    if (n == 0 && !format->as_string().empty()) fail_runtime("strftime_now(): format too long or empty result");
-    out.resize(n);
-    return Value(std::move(out));
-  }}));
+                                                      const Value* format = args.get(0, "format");
+                                                      if (!format || !format->is_string())
+                                                        fail_runtime("strftime_now() needs a format string");
+                                                      const std::tm tm = now ? *now : local_now();
+                                                      std::string out(256, '\0');
+                                                      const std::size_t n = std::strftime(
+                                                          out.data(), out.size(), format->as_string().c_str(), &tm);
+                                                      if (n == 0 && !format->as_string().empty())
+                                                        fail_runtime("strftime_now(): format too long or empty result");
+                                                      out.resize(n);
+                                                      return Value(std::move(out));
+                                                    }}));
   return globals;
 }
 

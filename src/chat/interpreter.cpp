@@ -65,21 +65,11 @@ Interpreter::Flow Interpreter::exec(const Stmt& stmt, const ScopePtr& scope, std
   Flow flow = Flow::Normal;
   try {
     switch (stmt.kind) {
-      case SK::Text:
-        out += stmt.text;
-        break;
-      case SK::Print:
-        out += eval(*stmt.expr, scope).str();
-        break;
-      case SK::If:
-        exec_if(stmt, scope, out, flow);
-        break;
-      case SK::For:
-        exec_for(stmt, scope, out, flow);
-        break;
-      case SK::Set:
-        exec_set(stmt, scope);
-        break;
+      case SK::Text: out += stmt.text; break;
+      case SK::Print: out += eval(*stmt.expr, scope).str(); break;
+      case SK::If: exec_if(stmt, scope, out, flow); break;
+      case SK::For: exec_for(stmt, scope, out, flow); break;
+      case SK::Set: exec_set(stmt, scope); break;
       case SK::SetBlock: {
         auto inner = std::make_shared<Scope>();
         inner->parent = scope;
@@ -88,16 +78,10 @@ Interpreter::Flow Interpreter::exec(const Stmt& stmt, const ScopePtr& scope, std
         assign(stmt.target, Value(std::move(captured)), *scope);
         break;
       }
-      case SK::Macro:
-        define_macro(stmt, scope);
-        break;
-      case SK::Break:
-        return Flow::Break;
-      case SK::Continue:
-        return Flow::Continue;
-      case SK::Scope:
-        flow = exec_body(stmt.body, scope, out);
-        break;
+      case SK::Macro: define_macro(stmt, scope); break;
+      case SK::Break: return Flow::Break;
+      case SK::Continue: return Flow::Continue;
+      case SK::Scope: flow = exec_body(stmt.body, scope, out); break;
     }
   } catch (ChatTemplateError& error) {
     locate(error, stmt.offset);
@@ -155,9 +139,9 @@ void Interpreter::exec_for(const Stmt& stmt, const ScopePtr& scope, std::string&
     a.set(Value("previtem"), i > 0 ? items[i - 1] : Value::undefined("there is no previous item"));
     a.set(Value("nextitem"), i + 1 < length ? items[i + 1] : Value::undefined("there is no next item"));
     a.set(Value("cycle"), Value(Callable{"cycle", [i](const CallArgs& args) {
-      if (args.positional.empty()) fail_runtime("no items for cycling given");
-      return args.positional[static_cast<std::size_t>(i) % args.positional.size()];
-    }}));
+                                           if (args.positional.empty()) fail_runtime("no items for cycling given");
+                                           return args.positional[static_cast<std::size_t>(i) % args.positional.size()];
+                                         }}));
     auto inner = std::make_shared<Scope>();
     inner->parent = scope;
     assign(stmt.target, items[static_cast<std::size_t>(i)], *inner);
@@ -199,9 +183,8 @@ void Interpreter::exec_set(const Stmt& stmt, const ScopePtr& scope) {
 void Interpreter::define_macro(const Stmt& stmt, const ScopePtr& scope) {
   std::weak_ptr<Scope> defining = scope;
   const Stmt* node = &stmt;
-  scope->vars[stmt.text] = Value(Callable{stmt.text, [this, node, defining](const CallArgs& args) {
-    return call_macro(*node, defining, args);
-  }});
+  scope->vars[stmt.text] = Value(
+      Callable{stmt.text, [this, node, defining](const CallArgs& args) { return call_macro(*node, defining, args); }});
 }
 
 Value Interpreter::call_macro(const Stmt& stmt, const std::weak_ptr<Scope>& defining_scope, const CallArgs& args) {
@@ -261,8 +244,7 @@ CallArgs Interpreter::eval_args(const Expr& expr, const ScopePtr& scope) {
 
 Value Interpreter::eval_node(const Expr& expr, const ScopePtr& scope) {
   switch (expr.kind) {
-    case EK::Literal:
-      return expr.value;
+    case EK::Literal: return expr.value;
     case EK::Name: {
       if (const Value* v = scope->find(expr.name)) return *v;
       return Value::undefined("'" + expr.name + "' is undefined");
@@ -279,10 +261,8 @@ Value Interpreter::eval_node(const Expr& expr, const ScopePtr& scope) {
       }
       return Value(std::move(map));
     }
-    case EK::GetAttr:
-      return get_attribute(eval(*expr.object, scope), expr.name);
-    case EK::GetItem:
-      return get_item(eval(*expr.object, scope), eval(*expr.items[0], scope));
+    case EK::GetAttr: return get_attribute(eval(*expr.object, scope), expr.name);
+    case EK::GetItem: return get_item(eval(*expr.object, scope), eval(*expr.items[0], scope));
     case EK::Slice: {
       const Value object = eval(*expr.object, scope);
       Value parts[3];

@@ -12,21 +12,16 @@ namespace wisp::jinja {
 Value from_json(const nlohmann::ordered_json& json) {
   using T = nlohmann::ordered_json::value_t;
   switch (json.type()) {
-    case T::null:
-      return Value(nullptr);
-    case T::boolean:
-      return Value(json.get<bool>());
-    case T::number_integer:
-      return Value(json.get<std::int64_t>());
+    case T::null: return Value(nullptr);
+    case T::boolean: return Value(json.get<bool>());
+    case T::number_integer: return Value(json.get<std::int64_t>());
     case T::number_unsigned: {
       const auto u = json.get<std::uint64_t>();
       if (u > static_cast<std::uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
       return Value(static_cast<std::int64_t>(u));
     }
-    case T::number_float:
-      return Value(json.get<double>());
-    case T::string:
-      return Value(json.get<std::string>());
+    case T::number_float: return Value(json.get<double>());
+    case T::string: return Value(json.get<std::string>());
     case T::array: {
       ValueList list;
       list.reserve(json.size());
@@ -38,8 +33,7 @@ Value from_json(const nlohmann::ordered_json& json) {
       for (const auto& [k, v] : json.items()) map.set(Value(k), from_json(v));
       return Value(std::move(map));
     }
-    default:
-      throw ChatTemplateError(ChatTemplateError::Kind::Runtime, "unsupported JSON value (binary or discarded)");
+    default: throw ChatTemplateError(ChatTemplateError::Kind::Runtime, "unsupported JSON value (binary or discarded)");
   }
 }
 

@@ -58,7 +58,7 @@ std::string describe(const Token& token) {
 namespace {
 
 constexpr std::string_view kOperators[] = {"//", "**", "==", "!=", ">=", "<=", "+", "-", "/", "*", "%", "~", "[",
-                                           "]",  "(",  ")",  "{",  "}",  ">",  "<",  "=", ".", ",", ":", "|", ";"};
+                                           "]",  "(",  ")",  "{",  "}",  ">",  "<", "=", ".", ",", ":", "|", ";"};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -299,7 +299,8 @@ class Lexer {
       pos_ += op.size();
       return;
     }
-    const std::size_t len = std::max<std::size_t>(1, text::encode(text::decode(src_.substr(pos_, 4)).substr(0, 1)).size());
+    const std::size_t len =
+        std::max<std::size_t>(1, text::encode(text::decode(src_.substr(pos_, 4)).substr(0, 1)).size());
     fail("unexpected character '" + std::string(src_.substr(pos_, len)) + "'", pos_);
   }
 
@@ -351,7 +352,8 @@ class Lexer {
       } else {
         // `0(_?0)*`: a leading zero is a number of its own.
         end = start + 1;
-        while (end < src_.size() && (src_[end] == '0' || (src_[end] == '_' && end + 1 < src_.size() && src_[end + 1] == '0'))) {
+        while (end < src_.size() &&
+               (src_[end] == '0' || (src_[end] == '_' && end + 1 < src_.size() && src_[end + 1] == '0'))) {
           ++end;
         }
       }
@@ -380,7 +382,8 @@ class Lexer {
         ++p;
       }
     }
-    out_.push_back(Token{TokenType::String, decode_escapes(src_.substr(start + 1, p - start - 1), start), 0, 0.0, start});
+    out_.push_back(
+        Token{TokenType::String, decode_escapes(src_.substr(start + 1, p - start - 1), start), 0, 0.0, start});
     pos_ = p + 1;
   }
 
@@ -407,7 +410,9 @@ class Lexer {
         case 't': out += '\t'; break;
         case 'v': out += '\v'; break;
         case 'N': fail("\\N{...} escapes are not supported in string literals", offset);
-        case 'x': case 'u': case 'U': {
+        case 'x':
+        case 'u':
+        case 'U': {
           const std::size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
           char32_t cp = 0;
           for (std::size_t k = 1; k <= digits; ++k) {

@@ -32,13 +32,34 @@ Value strings(const std::vector<std::string>& parts) {
   return Value(std::move(out));
 }
 
-Value m_strip(const Value& s, const CallArgs& a) { a.check("strip", {"chars"}); return Value(text::strip(s.as_string(), true, true, optional_string(a, 0, "chars"))); }
-Value m_lstrip(const Value& s, const CallArgs& a) { a.check("lstrip", {"chars"}); return Value(text::strip(s.as_string(), true, false, optional_string(a, 0, "chars"))); }
-Value m_rstrip(const Value& s, const CallArgs& a) { a.check("rstrip", {"chars"}); return Value(text::strip(s.as_string(), false, true, optional_string(a, 0, "chars"))); }
-Value m_upper(const Value& s, const CallArgs& a) { a.check("upper", {}); return Value(text::upper(s.as_string())); }
-Value m_lower(const Value& s, const CallArgs& a) { a.check("lower", {}); return Value(text::lower(s.as_string())); }
-Value m_title(const Value& s, const CallArgs& a) { a.check("title", {}); return Value(text::title(s.as_string())); }
-Value m_capitalize(const Value& s, const CallArgs& a) { a.check("capitalize", {}); return Value(text::capitalize(s.as_string())); }
+Value m_strip(const Value& s, const CallArgs& a) {
+  a.check("strip", {"chars"});
+  return Value(text::strip(s.as_string(), true, true, optional_string(a, 0, "chars")));
+}
+Value m_lstrip(const Value& s, const CallArgs& a) {
+  a.check("lstrip", {"chars"});
+  return Value(text::strip(s.as_string(), true, false, optional_string(a, 0, "chars")));
+}
+Value m_rstrip(const Value& s, const CallArgs& a) {
+  a.check("rstrip", {"chars"});
+  return Value(text::strip(s.as_string(), false, true, optional_string(a, 0, "chars")));
+}
+Value m_upper(const Value& s, const CallArgs& a) {
+  a.check("upper", {});
+  return Value(text::upper(s.as_string()));
+}
+Value m_lower(const Value& s, const CallArgs& a) {
+  a.check("lower", {});
+  return Value(text::lower(s.as_string()));
+}
+Value m_title(const Value& s, const CallArgs& a) {
+  a.check("title", {});
+  return Value(text::title(s.as_string()));
+}
+Value m_capitalize(const Value& s, const CallArgs& a) {
+  a.check("capitalize", {});
+  return Value(text::capitalize(s.as_string()));
+}
 
 Value m_split(const Value& s, const CallArgs& a) {
   a.check("split", {"sep", "maxsplit"});
@@ -140,7 +161,9 @@ Value char_class(const Value& s, const CallArgs& a) {
   return Value(!cps.empty() && std::all_of(cps.begin(), cps.end(), Pred));
 }
 bool digit_cp(char32_t c) { return c >= '0' && c <= '9'; }
-bool alpha_cp(char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= 0xC0 && !text::is_space(c)); }
+bool alpha_cp(char32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= 0xC0 && !text::is_space(c));
+}
 bool alnum_cp(char32_t c) { return digit_cp(c) || alpha_cp(c); }
 
 Value m_items(const Value& d, const CallArgs& a) {
@@ -172,17 +195,34 @@ struct NamedMethod {
 };
 
 constexpr NamedMethod kStringMethods[] = {
-    {"strip", m_strip},         {"lstrip", m_lstrip},         {"rstrip", m_rstrip},
-    {"split", m_split},         {"rsplit", m_rsplit},         {"splitlines", m_splitlines},
-    {"startswith", m_startswith}, {"endswith", m_endswith},   {"upper", m_upper},
-    {"lower", m_lower},         {"title", m_title},           {"capitalize", m_capitalize},
-    {"replace", m_replace},     {"find", m_find},             {"rfind", m_rfind},
-    {"count", m_count},         {"join", m_join},             {"isdigit", char_class<digit_cp>},
-    {"isalpha", char_class<alpha_cp>}, {"isalnum", char_class<alnum_cp>}, {"isspace", char_class<text::is_space>},
+    {"strip", m_strip},
+    {"lstrip", m_lstrip},
+    {"rstrip", m_rstrip},
+    {"split", m_split},
+    {"rsplit", m_rsplit},
+    {"splitlines", m_splitlines},
+    {"startswith", m_startswith},
+    {"endswith", m_endswith},
+    {"upper", m_upper},
+    {"lower", m_lower},
+    {"title", m_title},
+    {"capitalize", m_capitalize},
+    {"replace", m_replace},
+    {"find", m_find},
+    {"rfind", m_rfind},
+    {"count", m_count},
+    {"join", m_join},
+    {"isdigit", char_class<digit_cp>},
+    {"isalpha", char_class<alpha_cp>},
+    {"isalnum", char_class<alnum_cp>},
+    {"isspace", char_class<text::is_space>},
 };
 
 constexpr NamedMethod kDictMethods[] = {
-    {"items", m_items}, {"keys", m_keys}, {"values", m_values}, {"get", m_get},
+    {"items", m_items},
+    {"keys", m_keys},
+    {"values", m_values},
+    {"get", m_get},
 };
 
 template <std::size_t N>

@@ -35,7 +35,8 @@ std::string py_type(const Value& v) {
 }
 
 [[noreturn]] void unsupported(std::string_view op, const Value& a, const Value& b) {
-  fail_runtime("unsupported operand type(s) for " + std::string(op) + ": '" + py_type(a) + "' and '" + py_type(b) + "'");
+  fail_runtime("unsupported operand type(s) for " + std::string(op) + ": '" + py_type(a) + "' and '" + py_type(b) +
+               "'");
 }
 
 bool is_integral(const Value& v) { return v.is_int() || v.is_bool(); }
@@ -189,12 +190,9 @@ bool contains(const Value& container, const Value& item) {
     case Value::Kind::List:
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& v) { return v == item; });
-    case Value::Kind::Map:
-      return container.as_map().find(item) != nullptr;
-    case Value::Kind::Undefined:
-      return false;  // Jinja's Undefined iterates as empty
-    default:
-      fail_runtime("argument of type '" + py_type(container) + "' is not iterable");
+    case Value::Kind::Map: return container.as_map().find(item) != nullptr;
+    case Value::Kind::Undefined: return false;  // Jinja's Undefined iterates as empty
+    default: fail_runtime("argument of type '" + py_type(container) + "' is not iterable");
   }
 }
 
@@ -302,10 +300,8 @@ Value get_slice(const Value& object, const Value& start, const Value& stop, cons
 
 ValueList iterate(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::Undefined:
-      return {};
-    case Value::Kind::List:
-      return v.as_list();
+    case Value::Kind::Undefined: return {};
+    case Value::Kind::List: return v.as_list();
     case Value::Kind::Map: {
       ValueList keys;
       for (const auto& [k, value] : v.as_map().entries()) keys.push_back(k);
@@ -316,8 +312,7 @@ ValueList iterate(const Value& v) {
       for (char32_t c : text::decode(v.as_string())) chars.emplace_back(text::encode(std::u32string(1, c)));
       return chars;
     }
-    default:
-      fail_runtime("'" + py_type(v) + "' object is not iterable");
+    default: fail_runtime("'" + py_type(v) + "' object is not iterable");
   }
 }
 

@@ -21,7 +21,6 @@ class Parser : private ExpressionParser {
   }
 
  private:
-
   // Parses until a `{% name %}` tag whose name is in `ends` (left unconsumed, positioned on the
   // name) or the end of the template.
   Body subparse(std::initializer_list<std::string_view> ends) {
@@ -38,7 +37,8 @@ class Parser : private ExpressionParser {
         advance();
         auto print = std::make_unique<Stmt>(SK::Print, token.offset);
         print->expr = parse_tuple(true, {});
-        if (current().type != TokenType::VariableEnd) fail("expected end of print statement, got " + describe(current()));
+        if (current().type != TokenType::VariableEnd)
+          fail("expected end of print statement, got " + describe(current()));
         advance();
         body.push_back(std::move(print));
       } else if (token.type == TokenType::BlockBegin) {
@@ -77,10 +77,11 @@ class Parser : private ExpressionParser {
     }
     if (keyword.starts_with("end") || keyword == "elif" || keyword == "else") {
       fail("unexpected '" + keyword + "'" +
-           (open_blocks_.empty() ? std::string(" outside of any block") : "; the innermost open block is " + open_block_description()));
+           (open_blocks_.empty() ? std::string(" outside of any block")
+                                 : "; the innermost open block is " + open_block_description()));
     }
-    static constexpr std::string_view kUnsupported[] = {"extends", "block", "include", "import", "from", "call",
-                                                        "filter",  "with",  "autoescape", "do", "trans"};
+    static constexpr std::string_view kUnsupported[] = {"extends", "block", "include",    "import", "from", "call",
+                                                        "filter",  "with",  "autoescape", "do",     "trans"};
     for (auto tag : kUnsupported) {
       if (keyword == tag) fail("the '" + keyword + "' tag is not supported by wisp's chat templates");
     }
@@ -90,7 +91,8 @@ class Parser : private ExpressionParser {
   std::string open_block_description() const {
     int line = 0, column = 0;
     map_.locate(open_blocks_.back().first, line, column);
-    return "'" + open_blocks_.back().second + "' (line " + std::to_string(line) + ", column " + std::to_string(column) + ")";
+    return "'" + open_blocks_.back().second + "' (line " + std::to_string(line) + ", column " + std::to_string(column) +
+           ")";
   }
 
   static std::string expected_list(std::initializer_list<std::string_view> ends) {

@@ -99,22 +99,32 @@ std::size_t length(std::string_view utf8) {
 
 bool is_space(char32_t c) {
   switch (c) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D:
-    case 0x1C: case 0x1D: case 0x1E: case 0x1F: case 0x20:
-    case 0x85: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x1C:
+    case 0x1D:
+    case 0x1E:
+    case 0x1F:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return c >= 0x2000 && c <= 0x200A;
   }
 }
 
 std::string strip(std::string_view s, bool left, bool right, std::optional<std::string_view> chars) {
   const std::u32string cps = decode(s);
   const std::u32string set = chars ? decode(*chars) : std::u32string();
-  auto strippable = [&](char32_t c) {
-    return chars ? set.find(c) != std::u32string::npos : is_space(c);
-  };
+  auto strippable = [&](char32_t c) { return chars ? set.find(c) != std::u32string::npos : is_space(c); };
   std::size_t begin = 0;
   std::size_t end = cps.size();
   if (left) {

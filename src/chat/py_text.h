@@ -24,19 +24,15 @@ bool is_ascii(std::string_view s);
 bool is_space(char32_t c);
 
 // str.strip / lstrip / rstrip: without `chars`, Unicode whitespace; with it, any of its code points.
-std::string strip(std::string_view s, bool left, bool right,
-                  std::optional<std::string_view> chars = std::nullopt);
+std::string strip(std::string_view s, bool left, bool right, std::optional<std::string_view> chars = std::nullopt);
 
 // str.split(sep=None, maxsplit) and str.rsplit; maxsplit < 0 means no limit. Throws
 // std::invalid_argument on an empty separator (Python's ValueError).
-std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep,
-                               long maxsplit);
-std::vector<std::string> rsplit(std::string_view s, std::optional<std::string_view> sep,
-                                long maxsplit);
+std::vector<std::string> split(std::string_view s, std::optional<std::string_view> sep, long maxsplit);
+std::vector<std::string> rsplit(std::string_view s, std::optional<std::string_view> sep, long maxsplit);
 
 // str.replace(old, new, count); count < 0 replaces all. An empty `old` inserts between code points.
-std::string replace(std::string_view s, std::string_view old_text, std::string_view new_text,
-                    long count = -1);
+std::string replace(std::string_view s, std::string_view old_text, std::string_view new_text, long count = -1);
 
 // Case mapping covers ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic (the letters chat
 // templates meet in role names and system prompts); other scripts pass through unchanged.

@@ -14,7 +14,7 @@ void ChatTemplateError::set_location(int line, int column) {
 }
 
 void ChatTemplateError::compose() {
-  const char* what_kind = kind_ == Kind::Syntax    ? "chat template syntax error"
+  const char* what_kind = kind_ == Kind::Syntax   ? "chat template syntax error"
                           : kind_ == Kind::Raised ? "chat template raised an exception"
                                                   : "chat template error";
   full_ = what_kind;

@@ -18,9 +18,7 @@ class TokenCursor {
 
  protected:
   const Token& current() const { return tokens_[pos_]; }
-  const Token& peek(std::size_t ahead = 1) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
+  const Token& peek(std::size_t ahead = 1) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   const Token& advance() {
     const Token& t = tokens_[pos_];
     if (pos_ + 1 < tokens_.size()) ++pos_;
@@ -67,7 +65,8 @@ class TokenCursor {
   class NestingGuard {
    public:
     explicit NestingGuard(TokenCursor& cursor) : cursor_(cursor) {
-      if (++cursor_.depth_ > kMaxNesting) cursor_.fail("nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+      if (++cursor_.depth_ > kMaxNesting)
+        cursor_.fail("nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
     }
     ~NestingGuard() { --cursor_.depth_; }
     NestingGuard(const NestingGuard&) = delete;

@@ -51,9 +51,9 @@ const Value* CallArgs::get(std::size_t position, std::string_view name) const {
 
 void CallArgs::check(std::string_view callee, std::initializer_list<std::string_view> parameters) const {
   if (positional.size() > parameters.size()) {
-    throw ChatTemplateError(ChatTemplateError::Kind::Runtime,
-                            std::string(callee) + "() takes at most " + std::to_string(parameters.size()) +
-                                " arguments, " + std::to_string(positional.size()) + " given");
+    throw ChatTemplateError(ChatTemplateError::Kind::Runtime, std::string(callee) + "() takes at most " +
+                                                                  std::to_string(parameters.size()) + " arguments, " +
+                                                                  std::to_string(positional.size()) + " given");
   }
   for (const auto& [k, v] : keyword) {
     bool known = false;
@@ -74,52 +74,35 @@ double Value::to_double() const {
 bool Value::truthy() const {
   switch (kind()) {
     case Kind::Undefined:
-    case Kind::None:
-      return false;
-    case Kind::Bool:
-      return as_bool();
-    case Kind::Int:
-      return as_int() != 0;
-    case Kind::Float:
-      return as_float() != 0.0;
-    case Kind::String:
-      return !as_string().empty();
-    case Kind::List:
-      return !as_list().empty();
-    case Kind::Map:
-      return as_map().size() != 0;
+    case Kind::None: return false;
+    case Kind::Bool: return as_bool();
+    case Kind::Int: return as_int() != 0;
+    case Kind::Float: return as_float() != 0.0;
+    case Kind::String: return !as_string().empty();
+    case Kind::List: return !as_list().empty();
+    case Kind::Map: return as_map().size() != 0;
     case Kind::Object:
-    case Kind::Callable:
-      return true;
+    case Kind::Callable: return true;
   }
   return false;
 }
 
 std::string Value::str() const {
   switch (kind()) {
-    case Kind::Undefined:
-      return "";
-    case Kind::String:
-      return as_string();
-    default:
-      return repr();
+    case Kind::Undefined: return "";
+    case Kind::String: return as_string();
+    default: return repr();
   }
 }
 
 std::string Value::repr() const {
   switch (kind()) {
-    case Kind::Undefined:
-      return "";
-    case Kind::None:
-      return "None";
-    case Kind::Bool:
-      return as_bool() ? "True" : "False";
-    case Kind::Int:
-      return std::to_string(as_int());
-    case Kind::Float:
-      return float_repr(as_float());
-    case Kind::String:
-      return string_repr(as_string());
+    case Kind::Undefined: return "";
+    case Kind::None: return "None";
+    case Kind::Bool: return as_bool() ? "True" : "False";
+    case Kind::Int: return std::to_string(as_int());
+    case Kind::Float: return float_repr(as_float());
+    case Kind::String: return string_repr(as_string());
     case Kind::List: {
       std::string out = tuple_ ? "(" : "[";
       bool first = true;
@@ -147,8 +130,7 @@ std::string Value::repr() const {
       Value attributes{ValueMap(object.attributes)};
       return "<Namespace " + attributes.repr() + ">";
     }
-    case Kind::Callable:
-      return "<function " + as_callable().name + ">";
+    case Kind::Callable: return "<function " + as_callable().name + ">";
   }
   return "";
 }
@@ -180,10 +162,8 @@ bool operator==(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Kind::Undefined:
-    case Kind::None:
-      return true;
-    case Kind::String:
-      return a.as_string() == b.as_string();
+    case Kind::None: return true;
+    case Kind::String: return a.as_string() == b.as_string();
     case Kind::List: {
       if (a.is_tuple() != b.is_tuple()) return false;
       const auto& x = a.as_list();
@@ -204,12 +184,9 @@ bool operator==(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Kind::Object:
-      return &a.as_object() == &b.as_object();
-    case Kind::Callable:
-      return &a.as_callable() == &b.as_callable();
-    default:
-      return false;
+    case Kind::Object: return &a.as_object() == &b.as_object();
+    case Kind::Callable: return &a.as_callable() == &b.as_callable();
+    default: return false;
   }
 }
 

@@ -80,9 +80,17 @@ class Value {
 
   // An undefined value that remembers why it is undefined, for the error when it is misused
   // (e.g. "'dict object' has no attribute 'content'").
-  static Value undefined(std::string hint) { Value v; v.v_ = Undefined{std::move(hint)}; return v; }
+  static Value undefined(std::string hint) {
+    Value v;
+    v.v_ = Undefined{std::move(hint)};
+    return v;
+  }
   // A Python tuple: a list that prints as (a, b) and never equals a list.
-  static Value tuple(ValueList items) { Value v(std::move(items)); v.tuple_ = true; return v; }
+  static Value tuple(ValueList items) {
+    Value v(std::move(items));
+    v.tuple_ = true;
+    return v;
+  }
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_undefined() const { return kind() == Kind::Undefined; }
@@ -125,9 +133,8 @@ class Value {
   struct Undefined {
     std::string hint;
   };
-  std::variant<Undefined, std::nullptr_t, bool, std::int64_t, double, std::string,
-               std::shared_ptr<const ValueList>, std::shared_ptr<const ValueMap>,
-               std::shared_ptr<AttributeObject>, std::shared_ptr<const Callable>>
+  std::variant<Undefined, std::nullptr_t, bool, std::int64_t, double, std::string, std::shared_ptr<const ValueList>,
+               std::shared_ptr<const ValueMap>, std::shared_ptr<AttributeObject>, std::shared_ptr<const Callable>>
       v_;
   bool tuple_ = false;
 };

@@ -57,8 +57,7 @@ bool isa_supported(Isa isa, const CpuFeatures& f) {
   switch (isa) {
     case Isa::kScalar: return true;
     case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
-    case Isa::kAvx512:
-      return isa_supported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+    case Isa::kAvx512: return isa_supported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
     case Isa::kNeon: return f.neon;
     case Isa::kNeonDotprod: return f.neon && f.dotprod;
   }

@@ -37,7 +37,8 @@ class ThreadPool {
       return;
     }
     using F = std::remove_reference_t<Fn>;
-    run(n, [](void* ctx, std::int64_t b, std::int64_t e) { (*static_cast<F*>(ctx))(b, e); }, &fn);
+    run(
+        n, [](void* ctx, std::int64_t b, std::int64_t e) { (*static_cast<F*>(ctx))(b, e); }, &fn);
   }
 
  private:

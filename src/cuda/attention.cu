@@ -84,7 +84,8 @@ __global__ void attention_kernel(DeviceKv kv, std::uint32_t layer, DeviceAttenti
   // Pass 1: the scores and their maximum.
   float mx = -INFINITY;
   for (std::int64_t k = lo; k <= pos; ++k) {
-    const std::byte* row = kv_row(kv, table[k / kv.block_size], layer, 0, kvh, static_cast<std::uint32_t>(k % kv.block_size));
+    const std::byte* row =
+        kv_row(kv, table[k / kv.block_size], layer, 0, kvh, static_cast<std::uint32_t>(k % kv.block_size));
     float part = 0.0f;
     for (int i = 0; i < kMaxDimsPerLane; ++i) {
       const int d = lane + i * kWarp;
@@ -114,7 +115,8 @@ __global__ void attention_kernel(DeviceKv kv, std::uint32_t layer, DeviceAttenti
   for (std::int64_t k = lo; k <= pos; ++k) {
     float w = hd_mul(sc[k], inv);
     if (p.round_f16) w = round_half(w);
-    const std::byte* row = kv_row(kv, table[k / kv.block_size], layer, 1, kvh, static_cast<std::uint32_t>(k % kv.block_size));
+    const std::byte* row =
+        kv_row(kv, table[k / kv.block_size], layer, 1, kvh, static_cast<std::uint32_t>(k % kv.block_size));
     for (int i = 0; i < kMaxDimsPerLane; ++i) {
       const int d = lane + i * kWarp;
       if (d < hd) acc[i] = __fmaf_rn(w, kv_value(kv, row, d), acc[i]);
@@ -133,15 +135,15 @@ void launch_store_kv(const DeviceKv& kv, std::uint32_t layer, const float* k, st
                      const std::uint32_t* tok_slot, bool round_f16, cudaStream_t s) {
   const std::int64_t n = n_tok * 2 * kv.n_kv_heads * kv.head_dim;
   const int block = 256;
-  store_kv_kernel<<<static_cast<unsigned>((n + block - 1) / block), block, 0, s>>>(kv, layer, k, k_stride, v, v_stride,
-                                                                                    n_tok, tok_block, tok_slot, round_f16);
+  store_kv_kernel<<<static_cast<unsigned>((n + block - 1) / block), block, 0, s>>>(
+      kv, layer, k, k_stride, v, v_stride, n_tok, tok_block, tok_slot, round_f16);
   check(cudaGetLastError(), "KV store launch");
 }
 
 void launch_attention(const DeviceKv& kv, std::uint32_t layer, const DeviceAttention& p, const float* q,
                       std::int64_t q_stride, std::int64_t n_tok, const std::int64_t* tok_pos,
-                      const std::uint32_t* tok_table, const std::uint32_t* tables, float* scores,
-                      std::int64_t max_keys, float* out, std::int64_t out_stride, cudaStream_t s) {
+                      const std::uint32_t* tok_table, const std::uint32_t* tables, float* scores, std::int64_t max_keys,
+                      float* out, std::int64_t out_stride, cudaStream_t s) {
   if (kv.head_dim > kWarp * kMaxDimsPerLane) {
     throw Error("cuda: attention heads of " + std::to_string(kv.head_dim) + " dimensions (at most " +
                 std::to_string(kWarp * kMaxDimsPerLane) + ")");

@@ -26,8 +26,8 @@ namespace wisp::cuda {
 // GGML type ids (formats/block_types.h's GgmlType; repeated here as plain constants so this
 // header needs nothing nvcc cannot compile) and wisp's WQ ids (formats/wq_format.h).
 namespace type_id {
-inline constexpr std::uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8,
-                               kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30;
+inline constexpr std::uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ5_0 = 6, kQ5_1 = 7, kQ8_0 = 8, kQ2_K = 10,
+                               kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14, kBF16 = 30;
 inline constexpr std::uint32_t kWqBase = 1000;  // 1000 + 10 * bits + {0, 1, 2} for groups {32, 64, 128}
 }  // namespace type_id
 
@@ -64,9 +64,7 @@ WISP_HD float bf16_to_float(std::uint16_t h) {
   return f;
 #endif
 }
-WISP_HD std::uint16_t load_u16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
-}
+WISP_HD std::uint16_t load_u16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
 WISP_HD float load_f32(const std::uint8_t* p) {
   const std::uint32_t bits = static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
                              (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
@@ -271,9 +269,16 @@ WISP_HD bool is_float_type(std::uint32_t t) { return t == type_id::kF32 || t == 
 // Whether decode_chunk knows `type` (every GGML legacy and K-quant type and every WQ type).
 WISP_HD bool is_quantized_type(std::uint32_t type) {
   switch (type) {
-    case type_id::kQ4_0: case type_id::kQ4_1: case type_id::kQ5_0: case type_id::kQ5_1: case type_id::kQ8_0:
-    case type_id::kQ2_K: case type_id::kQ3_K: case type_id::kQ4_K: case type_id::kQ5_K: case type_id::kQ6_K:
-      return true;
+    case type_id::kQ4_0:
+    case type_id::kQ4_1:
+    case type_id::kQ5_0:
+    case type_id::kQ5_1:
+    case type_id::kQ8_0:
+    case type_id::kQ2_K:
+    case type_id::kQ3_K:
+    case type_id::kQ4_K:
+    case type_id::kQ5_K:
+    case type_id::kQ6_K: return true;
     default: break;
   }
   if (type <= type_id::kWqBase || type >= type_id::kWqBase + 90) return false;

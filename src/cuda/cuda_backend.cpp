@@ -23,7 +23,8 @@ void free_device_floats(float* p) { cudaFree(p); }
 void check_matrix(const kernels::MatrixView& m, const char* what) {
   if (m.data == nullptr) return;
   if (m.outliers != nullptr) {
-    throw Error(std::string("cuda: ") + what + " has sparse full-precision outliers, which the CUDA backend does not "
+    throw Error(std::string("cuda: ") + what +
+                " has sparse full-precision outliers, which the CUDA backend does not "
                 "run yet (use --device cpu)");
   }
   if (!is_float_type(m.type_id) && !is_quantized_type(m.type_id)) {
@@ -114,8 +115,8 @@ class CudaBackend final : public model::Backend {
 
   void gather_rows(model::Act src, std::span<const std::int64_t> rows, model::Act dst) override {
     const auto* r = upload(gather_, rows.data(), rows.size_bytes(), "row indices");
-    launch_gather_rows(src.data, src.stride, static_cast<const std::int64_t*>(r), static_cast<std::int64_t>(rows.size()),
-                       dst.data, dst.stride, src.cols, nullptr);
+    launch_gather_rows(src.data, src.stride, static_cast<const std::int64_t*>(r),
+                       static_cast<std::int64_t>(rows.size()), dst.data, dst.stride, src.cols, nullptr);
   }
 
   void rope(model::Act x, std::int64_t head_dim, std::span<const std::int64_t> positions,
@@ -144,7 +145,9 @@ class CudaBackend final : public model::Backend {
   }
 
   void scale(model::Act x, float s) override { launch_scale(x.data, x.stride, x.rows, x.cols, s, nullptr); }
-  void add(model::Act x, model::Act y) override { launch_add(x.data, x.stride, y.data, y.stride, x.rows, x.cols, nullptr); }
+  void add(model::Act x, model::Act y) override {
+    launch_add(x.data, x.stride, y.data, y.stride, x.rows, x.cols, nullptr);
+  }
   void glu(model::FfnAct act, model::Act gate, model::Act up, model::Act out) override {
     launch_glu(act != model::FfnAct::kSilu, gate.data, gate.stride, up.data, up.stride, out.data, out.stride, gate.rows,
                gate.cols, nullptr);

@@ -21,7 +21,9 @@ class DeviceBuffer {
   void reserve(std::size_t bytes, const char* what);
   void* get() const { return ptr_; }
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t size() const { return bytes_; }
 
  private:

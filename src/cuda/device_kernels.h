@@ -18,8 +18,8 @@
 namespace wisp::cuda {
 
 // out[t * (n_cols / 32) + c] = the 8-bit form of values [32 c, 32 c + 32) of row t of x.
-void launch_quantize_act(const float* x, std::int64_t x_stride, std::int64_t n_tok, std::int64_t n_cols,
-                         ActChunk* out, cudaStream_t s);
+void launch_quantize_act(const float* x, std::int64_t x_stride, std::int64_t n_tok, std::int64_t n_cols, ActChunk* out,
+                         cudaStream_t s);
 
 struct DeviceMatrix {
   const std::uint8_t* data = nullptr;
@@ -49,8 +49,7 @@ void launch_add_rows(const float* bias, float* y, std::int64_t y_stride, std::in
 void launch_add(const float* x, std::int64_t x_stride, float* y, std::int64_t y_stride, std::int64_t n_rows,
                 std::int64_t n_cols, cudaStream_t s);  // y += x
 void launch_scale(float* x, std::int64_t stride, std::int64_t n_rows, std::int64_t n_cols, float v, cudaStream_t s);
-void launch_softcap(float* x, std::int64_t stride, std::int64_t n_rows, std::int64_t n_cols, float cap,
-                    cudaStream_t s);
+void launch_softcap(float* x, std::int64_t stride, std::int64_t n_rows, std::int64_t n_cols, float cap, cudaStream_t s);
 // out = act(gate) * up; gelu = false: SiLU.
 void launch_glu(bool gelu, const float* gate, std::int64_t g_stride, const float* up, std::int64_t u_stride, float* out,
                 std::int64_t o_stride, std::int64_t n_rows, std::int64_t n_cols, cudaStream_t s);
@@ -98,7 +97,7 @@ struct DeviceAttention {
 // scratch (max_keys >= every tok_pos[t] + 1).
 void launch_attention(const DeviceKv& kv, std::uint32_t layer, const DeviceAttention& p, const float* q,
                       std::int64_t q_stride, std::int64_t n_tok, const std::int64_t* tok_pos,
-                      const std::uint32_t* tok_table, const std::uint32_t* tables, float* scores,
-                      std::int64_t max_keys, float* out, std::int64_t out_stride, cudaStream_t s);
+                      const std::uint32_t* tok_table, const std::uint32_t* tables, float* scores, std::int64_t max_keys,
+                      float* out, std::int64_t out_stride, cudaStream_t s);
 
 }  // namespace wisp::cuda

@@ -32,7 +32,9 @@ DeviceWeights::DeviceWeights(const GgufFile& file, std::size_t reserve_bytes) {
     check(cudaMemcpy(buf_.as<std::uint8_t>() + t.offset, t.data, t.n_bytes, cudaMemcpyHostToDevice),
           "copying the weights to the device");
     done += t.n_bytes;
-    if (tty) std::fprintf(stderr, "\rcuda: weights %zu/%zu tensors, %s of %s", i + 1, n, mib(done).c_str(), mib(total).c_str());
+    if (tty)
+      std::fprintf(stderr, "\rcuda: weights %zu/%zu tensors, %s of %s", i + 1, n, mib(done).c_str(),
+                   mib(total).c_str());
   }
   if (tty) std::fprintf(stderr, "\n");
 }
@@ -41,7 +43,8 @@ const std::uint8_t* DeviceWeights::device(const void* host, const char* what) co
   const auto* p = static_cast<const std::uint8_t*>(host);
   if (p == nullptr) return nullptr;
   if (p < host_base_ || p >= host_base_ + buf_.size()) {
-    throw Error(std::string("cuda: ") + what + " is not tensor data of the file (the device has only the file's tensors)");
+    throw Error(std::string("cuda: ") + what +
+                " is not tensor data of the file (the device has only the file's tensors)");
   }
   return buf_.as<const std::uint8_t>() + (p - host_base_);
 }

@@ -53,7 +53,8 @@ __global__ void matmul_q_kernel(DeviceMatrix w, const ActChunk* act, std::int64_
   if (row >= w.n_rows) return;
   const std::uint8_t* wr = w.data + row * static_cast<std::int64_t>(w.row_bytes);
   const std::int64_t n_chunks = w.n_cols / kChunk;
-  for (std::int64_t t0 = static_cast<std::int64_t>(blockIdx.y) * kTile; t0 < n_tok; t0 += std::int64_t{gridDim.y} * kTile) {
+  for (std::int64_t t0 = static_cast<std::int64_t>(blockIdx.y) * kTile; t0 < n_tok;
+       t0 += std::int64_t{gridDim.y} * kTile) {
     const int nt = n_tok - t0 < kTile ? static_cast<int>(n_tok - t0) : kTile;
     float acc[kTile];
     for (int t = 0; t < kTile; ++t) acc[t] = 0.0f;
@@ -76,7 +77,8 @@ __global__ void matmul_f_kernel(DeviceMatrix w, const float* x, std::int64_t x_s
   if (row >= w.n_rows) return;
   const std::uint8_t* wr = w.data + row * static_cast<std::int64_t>(w.row_bytes);
   const std::int64_t n_chunks = w.n_cols / kChunk;
-  for (std::int64_t t0 = static_cast<std::int64_t>(blockIdx.y) * kTile; t0 < n_tok; t0 += std::int64_t{gridDim.y} * kTile) {
+  for (std::int64_t t0 = static_cast<std::int64_t>(blockIdx.y) * kTile; t0 < n_tok;
+       t0 += std::int64_t{gridDim.y} * kTile) {
     const int nt = n_tok - t0 < kTile ? static_cast<int>(n_tok - t0) : kTile;
     float acc[kTile];
     for (int t = 0; t < kTile; ++t) acc[t] = 0.0f;
@@ -104,7 +106,8 @@ __global__ void embed_kernel(DeviceMatrix table, const std::int32_t* tokens, std
   const std::int64_t n_chunks = table.n_cols / kChunk;
   if (i >= n_tok * n_chunks) return;
   const std::int64_t t = i / n_chunks, c = i % n_chunks;
-  const std::uint8_t* row = table.data + static_cast<std::int64_t>(tokens[t]) * static_cast<std::int64_t>(table.row_bytes);
+  const std::uint8_t* row =
+      table.data + static_cast<std::int64_t>(tokens[t]) * static_cast<std::int64_t>(table.row_bytes);
   float* o = out + t * out_stride + c * kChunk;
   if (is_float_type(table.type)) {
     float_chunk(table.type, row, c, o);
@@ -130,7 +133,7 @@ void launch_quantize_act(const float* x, std::int64_t x_stride, std::int64_t n_t
   const std::int64_t threads = n_tok * n_chunks * kWarp;
   const int block = 256;
   quantize_act_kernel<<<static_cast<unsigned>((threads + block - 1) / block), block, 0, s>>>(x, x_stride, n_tok,
-                                                                                              n_chunks, out);
+                                                                                             n_chunks, out);
   check(cudaGetLastError(), "activation quantizer launch");
 }
 

@@ -78,7 +78,9 @@ __global__ void glu_kernel(bool gelu, const float* gate, std::int64_t g_stride, 
   float act;
   if (gelu) {
     // The CPU's GELU: the input rounded to half, gelu_tanh of it rounded to half (ggml's table).
-    act = g <= -10.0f ? 0.0f : g >= 10.0f ? g : __half2float(__float2half_rn(gelu_tanh(__half2float(__float2half_rn(g)))));
+    act = g <= -10.0f  ? 0.0f
+          : g >= 10.0f ? g
+                       : __half2float(__float2half_rn(gelu_tanh(__half2float(__float2half_rn(g)))));
   } else {
     act = __fdiv_rn(g, hd_add(1.0f, expf(-g)));
   }
@@ -100,7 +102,8 @@ __global__ void weighted_sum_kernel(const float* src, std::int64_t s_stride, con
   if (i >= n_rows * n_cols) return;
   const std::int64_t t = i / n_cols, c = i % n_cols;
   float acc = hd_mul(src[rows[t * k] * s_stride + c], weights[t * k]);
-  for (std::int64_t e = 1; e < k; ++e) acc = hd_add(acc, hd_mul(src[rows[t * k + e] * s_stride + c], weights[t * k + e]));
+  for (std::int64_t e = 1; e < k; ++e)
+    acc = hd_add(acc, hd_mul(src[rows[t * k + e] * s_stride + c], weights[t * k + e]));
   out[t * o_stride + c] = acc;
 }
 
@@ -179,7 +182,7 @@ void launch_weighted_sum_rows(const float* src, std::int64_t s_stride, const std
 void launch_rope(float* x, std::int64_t stride, std::int64_t n_tok, std::int64_t n_heads, std::int64_t head_dim,
                  int n_dims, bool neox, const float* cos_sin, cudaStream_t s) {
   rope_kernel<<<blocks_for(n_tok * n_heads * (n_dims / 2)), kBlock, 0, s>>>(x, stride, n_tok, n_heads, head_dim, n_dims,
-                                                                             neox, cos_sin);
+                                                                            neox, cos_sin);
   check(cudaGetLastError(), "rope launch");
 }
 

@@ -40,7 +40,8 @@ BackendChoice choose_backend(const ModelState& model, const EngineOptions& opts,
   const std::string& name = opts.device;
   if (name == "cpu") return cpu(opts);
   const bool automatic = name.empty() || name == "auto";
-  if (!automatic && name.rfind("cuda", 0) != 0) throw Error("device '" + name + "': expected cpu, cuda, cuda:N or auto");
+  if (!automatic && name.rfind("cuda", 0) != 0)
+    throw Error("device '" + name + "': expected cpu, cuda, cuda:N or auto");
   const int wanted = automatic ? -1 : cuda_index(name);
 #if defined(WISP_HAVE_CUDA)
   std::string why;

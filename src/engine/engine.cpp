@@ -26,20 +26,23 @@ std::unique_ptr<detail::EngineState> make_state(std::shared_ptr<const Model> mod
   opts.kv_tokens = detail::default_context(*model, opts.kv_tokens);
   if (opts.n_threads <= 0) opts.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const std::size_t n_blocks = (opts.kv_tokens + opts.block_size - 1) / opts.block_size;
-  if (n_blocks > 0xffffffffu) throw Error("engine: a KV pool of " + std::to_string(opts.kv_tokens) + " tokens is too many");
+  if (n_blocks > 0xffffffffu)
+    throw Error("engine: a KV pool of " + std::to_string(opts.kv_tokens) + " tokens is too many");
   const KvLayout layout = model::kv_layout_for(*model, opts.block_size, kv_type_from_name(opts.kv_type));
   const auto blocks = static_cast<std::uint32_t>(n_blocks);
   // Device memory besides the weights, for a device backend's fit check: the pool and a generous
   // bound on one full step's activations and logits.
   const model::HParams& hp = detail::model_state(*model).hp;
-  const std::size_t step_floats = opts.max_step_tokens * static_cast<std::size_t>(8 * hp.n_embd + 2 * hp.n_ff + hp.n_vocab);
-  detail::BackendChoice choice = detail::choose_backend(detail::model_state(*model), opts,
-                                                        std::size_t{blocks} * layout.bytes_per_block() + step_floats * sizeof(float));
+  const std::size_t step_floats =
+      opts.max_step_tokens * static_cast<std::size_t>(8 * hp.n_embd + 2 * hp.n_ff + hp.n_vocab);
+  detail::BackendChoice choice = detail::choose_backend(
+      detail::model_state(*model), opts, std::size_t{blocks} * layout.bytes_per_block() + step_floats * sizeof(float));
   std::unique_ptr<KvStorage> storage = choice.backend->make_kv_storage(layout, blocks, opts.kv_resident);
   auto st = std::make_unique<detail::EngineState>(detail::EngineState{
       model, opts, KvPool(std::move(storage)), std::move(choice.backend), nullptr, {}, {}, {}, {}, choice.device});
   st->transformer = std::make_unique<model::Transformer>(
-      detail::model_state(*model), *st->backend, model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact});
+      detail::model_state(*model), *st->backend,
+      model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact});
   return st;
 }
 
@@ -130,7 +133,8 @@ void Engine::step(std::span<const StepEntry> entries) {
   for (const StepEntry& en : entries) {
     const std::size_t rows = en.logits == Logits::kNone ? 0 : en.logits == Logits::kLast ? 1 : en.tokens.size();
     const auto first = st.logits.begin() + static_cast<std::ptrdiff_t>(at * static_cast<std::size_t>(n_vocab));
-    en.session->state().logits.assign(first, first + static_cast<std::ptrdiff_t>(rows * static_cast<std::size_t>(n_vocab)));
+    en.session->state().logits.assign(first,
+                                      first + static_cast<std::ptrdiff_t>(rows * static_cast<std::size_t>(n_vocab)));
     at += rows;
   }
 }

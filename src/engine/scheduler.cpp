@@ -33,14 +33,14 @@ struct Scheduler::Request {
   std::size_t n_generated = 0;
   std::size_t n_cached = 0;  // prompt tokens served by the prefix cache at first admission
   bool admitted_before = false;
-  std::optional<Session> session;  // while admitted
-  std::size_t n_published = 0;     // leading full blocks published (or found) in the prefix cache
+  std::optional<Session> session;               // while admitted
+  std::size_t n_published = 0;                  // leading full blocks published (or found) in the prefix cache
   BlockHash chain = BlockAllocator::kRootHash;  // hash of block n_published - 1
-  std::string held;  // decoded text not yet released: it might be the start of a stop string
-  std::size_t planned = 0;  // tokens this step evaluates
-  float logprob = 0.0f;              // of the last sampled token (params.logprobs >= 0)
-  std::vector<TokenLogprob> top;     // its most likely alternatives
-  std::vector<std::int32_t> order;   // scratch for ranking the vocabulary
+  std::string held;                             // decoded text not yet released: it might be the start of a stop string
+  std::size_t planned = 0;                      // tokens this step evaluates
+  float logprob = 0.0f;                         // of the last sampled token (params.logprobs >= 0)
+  std::vector<TokenLogprob> top;                // its most likely alternatives
+  std::vector<std::int32_t> order;              // scratch for ranking the vocabulary
 
   Request(RequestId i, RequestParams p, RequestCallback c, const Tokenizer& tok)
       : id(i), params(std::move(p)), cb(std::move(c)), sampler(params.sampling), decoder(tok) {}
@@ -80,9 +80,8 @@ RequestId Scheduler::submit(RequestParams params, RequestCallback on_event) {
     }
   }
   if (params.prompt.size() >= opts_.max_context) {
-    throw Error("request: the prompt has " + std::to_string(params.prompt.size()) +
-                " tokens, the context holds " + std::to_string(opts_.max_context) +
-                " (prompt and at least one generated token must fit)");
+    throw Error("request: the prompt has " + std::to_string(params.prompt.size()) + " tokens, the context holds " +
+                std::to_string(opts_.max_context) + " (prompt and at least one generated token must fit)");
   }
   params.sampling.validate();
   for (const std::string& s : params.stop) {
@@ -254,9 +253,9 @@ void token_logprobs(std::span<const float> logits, TokenId tok, int k, float& lo
   const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(k), logits.size());
   order.resize(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), [&](std::int32_t a, std::int32_t b) {
-    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
-  });
+  std::partial_sort(
+      order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+      [&](std::int32_t a, std::int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; });
   for (std::size_t i = 0; i < n; ++i) top.push_back({order[i], static_cast<float>(logits[order[i]] - lse)});
 }
 
@@ -379,7 +378,8 @@ bool Scheduler::step() {
     Request& r = *rp;
     if (r.planned == 0) continue;
     const bool to_end = r.planned == r.remaining();
-    entries.push_back({&*r.session, std::span(r.tokens).subspan(r.n_past(), r.planned), to_end ? Logits::kLast : Logits::kNone});
+    entries.push_back(
+        {&*r.session, std::span(r.tokens).subspan(r.n_past(), r.planned), to_end ? Logits::kLast : Logits::kNone});
     who.push_back(&r);
     if (r.n_past() < r.n_prompt) stats_.prompt_tokens += std::min(r.planned, r.n_prompt - r.n_past());
   }

@@ -69,11 +69,11 @@ struct TokenLogprob {
 inline constexpr int kMaxTopLogprobs = 20;
 
 struct RequestParams {
-  std::vector<TokenId> prompt;     // at least one token
-  std::size_t max_tokens = 128;    // tokens to generate at most (0: until a stop or the context limit)
+  std::vector<TokenId> prompt;   // at least one token
+  std::size_t max_tokens = 128;  // tokens to generate at most (0: until a stop or the context limit)
   SamplerParams sampling;
-  std::vector<std::string> stop;   // stop strings: generation ends before the first occurrence
-  bool ignore_eos = false;         // keep going through end-of-generation tokens
+  std::vector<std::string> stop;  // stop strings: generation ends before the first occurrence
+  bool ignore_eos = false;        // keep going through end-of-generation tokens
   // -1: no log-probabilities; 0..kMaxTopLogprobs: each event carries the sampled token's
   // log-probability and that many most likely tokens with theirs.
   int logprobs = -1;
@@ -84,8 +84,8 @@ struct RequestParams {
 // reason, and the last token (-1 when none was sampled: a cancellation, a pool too small).
 struct RequestEvent {
   RequestId id = 0;
-  TokenId token = -1;      // the sampled token, -1 for the final event of a cancellation
-  std::string_view text;   // printable text released by this event (may be empty)
+  TokenId token = -1;     // the sampled token, -1 for the final event of a cancellation
+  std::string_view text;  // printable text released by this event (may be empty)
   bool finished = false;
   FinishReason reason = FinishReason::kLength;
   std::size_t n_prompt = 0;     // prompt tokens
@@ -112,12 +112,12 @@ struct SchedulerStats {
   std::size_t waiting = 0;
   std::uint64_t steps = 0;
   std::uint64_t preemptions = 0;
-  std::uint64_t prompt_tokens = 0;     // prompt tokens computed (cached ones excluded)
+  std::uint64_t prompt_tokens = 0;  // prompt tokens computed (cached ones excluded)
   std::uint64_t generated_tokens = 0;
-  std::uint64_t prefix_queries = 0;    // blocks looked up in the prefix cache
-  std::uint64_t prefix_hits = 0;       // of them found
+  std::uint64_t prefix_queries = 0;  // blocks looked up in the prefix cache
+  std::uint64_t prefix_hits = 0;     // of them found
   std::uint64_t finished = 0;
-  std::size_t max_running_seen = 0;    // most requests running in one step so far
+  std::size_t max_running_seen = 0;  // most requests running in one step so far
 };
 
 class Scheduler {
@@ -171,8 +171,8 @@ class Scheduler {
 
   std::deque<std::unique_ptr<Request>> waiting_;
   std::vector<std::unique_ptr<Request>> running_;  // in admission order
-  SchedulerStats stats_;     // the step thread's counters
-  SchedulerStats snapshot_;  // what stats() returns (under inbox_mu_), refreshed after each step
+  SchedulerStats stats_;                           // the step thread's counters
+  SchedulerStats snapshot_;                        // what stats() returns (under inbox_mu_), refreshed after each step
 };
 
 }  // namespace wisp

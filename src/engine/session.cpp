@@ -65,7 +65,10 @@ std::span<const float> Session::run(std::span<const std::int32_t> tokens, bool a
     for (std::size_t b0 = 0; b0 < tokens.size(); b0 += chunk) {
       const std::size_t nb = std::min(chunk, tokens.size() - b0);
       const bool last = b0 + nb == tokens.size();
-      s.engine->step({{this, tokens.subspan(b0, nb), all_logits ? Logits::kAll : last ? Logits::kLast : Logits::kNone}});
+      s.engine->step({{this, tokens.subspan(b0, nb),
+                       all_logits ? Logits::kAll
+                       : last     ? Logits::kLast
+                                  : Logits::kNone}});
       if (all_logits) all.insert(all.end(), s.logits.begin(), s.logits.end());
     }
   } catch (...) {

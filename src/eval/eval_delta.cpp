@@ -28,16 +28,18 @@ PplResult run_eval(const EvalRequest& req) {
 void print_eval(std::FILE* out, const PplResult& r, std::int64_t n_ctx, bool json) {
   if (json) {
     std::fprintf(out, "{\"ppl\": %.6f, \"n_tokens\": %lld, \"n_chunks\": %lld, \"n_scored\": %lld", r.ppl(),
-                 static_cast<long long>(r.n_tokens), static_cast<long long>(r.n_chunks), static_cast<long long>(r.n_scored));
+                 static_cast<long long>(r.n_tokens), static_cast<long long>(r.n_chunks),
+                 static_cast<long long>(r.n_scored));
     if (r.has_base) {
-      std::fprintf(out, ", \"base_ppl\": %.6f, \"delta_ppl\": %.6f, \"mean_kl\": %.6f, \"mean_kl_ci95\": %.6f, \"top1\": %.6f",
-                   r.base_ppl(), r.ppl() - r.base_ppl(), r.mean_kl(), r.mean_kl_ci95(), r.top1());
+      std::fprintf(
+          out, ", \"base_ppl\": %.6f, \"delta_ppl\": %.6f, \"mean_kl\": %.6f, \"mean_kl_ci95\": %.6f, \"top1\": %.6f",
+          r.base_ppl(), r.ppl() - r.base_ppl(), r.mean_kl(), r.mean_kl_ci95(), r.top1());
     }
     std::fprintf(out, "}\n");
     return;
   }
-  std::fprintf(out, "PPL %.4f over %lld windows of %lld tokens (%lld scored)\n", r.ppl(), static_cast<long long>(r.n_chunks),
-               static_cast<long long>(n_ctx), static_cast<long long>(r.n_scored));
+  std::fprintf(out, "PPL %.4f over %lld windows of %lld tokens (%lld scored)\n", r.ppl(),
+               static_cast<long long>(r.n_chunks), static_cast<long long>(n_ctx), static_cast<long long>(r.n_scored));
   if (r.has_base) {
     std::fprintf(out, "base PPL %.4f  delta PPL %+.4f  mean KL %.6f +/- %.6f (95%%)  top-1 agreement %.2f%%\n",
                  r.base_ppl(), r.ppl() - r.base_ppl(), r.mean_kl(), r.mean_kl_ci95(), 100 * r.top1());

@@ -79,7 +79,8 @@ class LogitsReader {
   // Checks window c's tokens, then reads its log-probabilities (row-major, scored positions).
   void read_window(std::int64_t c, std::span<const TokenId> window, std::vector<float>& out) {
     if (!std::equal(window.begin(), window.end(), tokens_.begin() + c * h_.n_ctx)) {
-      throw Error(path_ + ": window " + std::to_string(c + 1) + " holds other tokens than this run's: saved from another "
+      throw Error(path_ + ": window " + std::to_string(c + 1) +
+                  " holds other tokens than this run's: saved from another "
                   "text or tokenizer");
     }
     const std::int64_t per = (h_.n_ctx - 1 - h_.first) * h_.n_vocab;
@@ -153,8 +154,9 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   res.n_tokens = static_cast<std::int64_t>(tokens.size());
   if (n_ctx < 4) throw Error("context " + std::to_string(n_ctx) + " is too small to score (need at least 4)");
   if (res.n_tokens < 2 * n_ctx) {
-    throw Error("the text has " + std::to_string(res.n_tokens) + " tokens; perplexity with -c " + std::to_string(n_ctx) +
-                " needs at least " + std::to_string(2 * n_ctx) + " (two windows), as llama.cpp does");
+    throw Error("the text has " + std::to_string(res.n_tokens) + " tokens; perplexity with -c " +
+                std::to_string(n_ctx) + " needs at least " + std::to_string(2 * n_ctx) +
+                " (two windows), as llama.cpp does");
   }
   const std::int64_t n_vocab = model->info().n_vocab;
   if (base && base->info().n_vocab != n_vocab) {
@@ -167,15 +169,20 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   if (opt.max_chunks > 0) res.n_chunks = std::min(res.n_chunks, opt.max_chunks);
   const std::int64_t first = n_ctx / 2;
   std::unique_ptr<LogitsReader> saved_base;
-  if (!opt.base_logits.empty()) saved_base = std::make_unique<LogitsReader>(opt.base_logits, n_ctx, res.n_chunks, n_vocab);
+  if (!opt.base_logits.empty())
+    saved_base = std::make_unique<LogitsReader>(opt.base_logits, n_ctx, res.n_chunks, n_vocab);
   if (saved_base && saved_base->first() != first) throw Error(opt.base_logits + ": saved with another scored range");
   std::unique_ptr<LogitsWriter> save;
   if (!opt.save_logits.empty()) {
-    save = std::make_unique<LogitsWriter>(opt.save_logits, n_ctx, res.n_chunks, n_vocab, first, tokens, add_bos, tok.bos());
+    save = std::make_unique<LogitsWriter>(opt.save_logits, n_ctx, res.n_chunks, n_vocab, first, tokens, add_bos,
+                                          tok.bos());
   }
 
   // One engine per model for the whole run; each window is a fresh session on it.
-  const EngineOptions eo{.n_threads = opt.n_threads, .kv_tokens = static_cast<std::size_t>(n_ctx), .exact = opt.exact, .device = opt.device};
+  const EngineOptions eo{.n_threads = opt.n_threads,
+                         .kv_tokens = static_cast<std::size_t>(n_ctx),
+                         .exact = opt.exact,
+                         .device = opt.device};
   const std::shared_ptr<Engine> engine = Engine::create(model, eo);
   const std::shared_ptr<Engine> base_engine = base ? Engine::create(base, eo) : nullptr;
   if (opt.log) std::fprintf(opt.log, "device: %s\n", engine->device().c_str());
@@ -221,7 +228,8 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
     if (opt.log) {
       std::fprintf(opt.log, "[%lld/%lld] ppl %.4f", static_cast<long long>(c + 1), static_cast<long long>(res.n_chunks),
                    res.ppl());
-      if (res.has_base) std::fprintf(opt.log, "  base %.4f  KL %.5f  top-1 %.2f%%", res.base_ppl(), res.mean_kl(), 100 * res.top1());
+      if (res.has_base)
+        std::fprintf(opt.log, "  base %.4f  KL %.5f  top-1 %.2f%%", res.base_ppl(), res.mean_kl(), 100 * res.top1());
       std::fprintf(opt.log, "\n");
     }
   }

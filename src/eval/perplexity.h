@@ -44,13 +44,13 @@ struct PplResult {
   std::int64_t n_tokens = 0;  // of the whole text
   std::int64_t n_chunks = 0;
   std::int64_t n_scored = 0;
-  double nll = 0;             // summed negative log-likelihood
+  double nll = 0;  // summed negative log-likelihood
   double ppl() const;
   // Against a base model (has_base): its perplexity on the same windows, mean KL, top-1 agreement.
   bool has_base = false;
   double base_nll = 0;
   double kl_sum = 0;
-  double kl_sq_sum = 0;       // sum of squared per-token KL, for the interval
+  double kl_sq_sum = 0;  // sum of squared per-token KL, for the interval
   std::int64_t top1_same = 0;
   double base_ppl() const;
   double mean_kl() const { return n_scored == 0 ? 0 : kl_sum / static_cast<double>(n_scored); }

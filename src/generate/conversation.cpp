@@ -17,9 +17,9 @@ Conversation::Conversation(Session& session, const Tokenizer& tokenizer, ChatTem
 }
 
 void Conversation::reset() {
-  messages_.erase(std::remove_if(messages_.begin(), messages_.end(),
-                                 [](const ChatMessage& m) { return m.role != "system"; }),
-                  messages_.end());
+  messages_.erase(
+      std::remove_if(messages_.begin(), messages_.end(), [](const ChatMessage& m) { return m.role != "system"; }),
+      messages_.end());
   session_.truncate(0);
   cached_.clear();
 }
@@ -64,7 +64,8 @@ ChatReply Conversation::reply(const std::string& user_text, Sampler& sampler, co
     full = tokenize_conversation();
     // Drop the oldest exchanges until the prompt and the reserved reply fit.
     while (full.size() + reserve > session_.n_ctx()) {
-      auto first = std::find_if(messages_.begin(), messages_.end(), [](const ChatMessage& m) { return m.role != "system"; });
+      auto first =
+          std::find_if(messages_.begin(), messages_.end(), [](const ChatMessage& m) { return m.role != "system"; });
       if (first == messages_.end() || first + 1 == messages_.end()) {
         throw Error("the message needs " + std::to_string(full.size()) + " tokens of context plus " +
                     std::to_string(reserve) + " for the reply, but the context holds " +

@@ -73,8 +73,8 @@ GenerationResult generate_speculative(Session& session, const Tokenizer& tokeniz
       result.stop = StopReason::kContextFull;
       break;
     }
-    const std::size_t max_new = options.n_predict == 0 ? std::numeric_limits<std::size_t>::max()
-                                                       : options.n_predict - result.tokens.size();
+    const std::size_t max_new =
+        options.n_predict == 0 ? std::numeric_limits<std::size_t>::max() : options.n_predict - result.tokens.size();
     for (TokenId t : speculator.round(session, tokenizer, sampler, max_new)) ready.push_back(t);
   }
   // A stop inside a round leaves decided tokens in the cache: keep the plain loop's contract

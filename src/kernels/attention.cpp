@@ -246,8 +246,8 @@ void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionP
       const int h0 = static_cast<int>(item % heads_per_token) * per_item;
       const std::int64_t pos = sg.pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
-      attend_heads(sg.q + t * sg.q_stride + h0 * d, per_item, lo, pos, h0 / group, make_rows(sg.kv), d, p,
-                   batched(sg), sg.out + t * sg.out_stride + h0 * d, s);
+      attend_heads(sg.q + t * sg.q_stride + h0 * d, per_item, lo, pos, h0 / group, make_rows(sg.kv), d, p, batched(sg),
+                   sg.out + t * sg.out_stride + h0 * d, s);
     }
   });
 }

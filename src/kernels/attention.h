@@ -50,7 +50,7 @@ struct AttentionParams {
   int n_heads = 0;
   int n_kv_heads = 0;  // query head h reads kv head h / (n_heads / n_kv_heads) (GQA)
   float kq_scale = 1.0f;
-  std::int64_t window = 0;  // sliding window: key p is visible from query q iff q - p < window; 0 = all
+  std::int64_t window = 0;     // sliding window: key p is visible from query q iff q - p < window; 0 = all
   float logit_softcap = 0.0f;  // cap * tanh(score / cap) before the softmax; 0 = none
   bool round_f16 = true;
   // Every query in the one-token (vec_dot) order, whatever the batch: its output then depends only

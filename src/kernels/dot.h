@@ -3,12 +3,11 @@
 //
 // The table is the dispatch point for the SIMD kernels of the fast-kernels issue:
 // find_dot_kernel() returns the best implementation for the running CPU (avx512/, avx2/ or the
-// scalar reference). The scalar entries are references that reproduce, bit for bit, the float order of llama.cpp's x86-64 CPU
-// backend (see ggml_order.h for why): an exact integer dot per block, then float accumulation
-// laid out in ggml's SIMD lanes. ggml uses different orders for one token (vec_dot), for batches
-// (tinyBLAS, the tiled K-quant GEMM) and for weights it repacks at load time (rows a multiple of
-// 8 for Q4_0/Q4_K), so an entry has one function per case. A SIMD implementation that keeps the
-// same lanes returns the same bits; its tests compare it for equality with these.
+// scalar reference). The scalar entries are references that reproduce, bit for bit, the float order of llama.cpp's
+// x86-64 CPU backend (see ggml_order.h for why): an exact integer dot per block, then float accumulation laid out in
+// ggml's SIMD lanes. ggml uses different orders for one token (vec_dot), for batches (tinyBLAS, the tiled K-quant GEMM)
+// and for weights it repacks at load time (rows a multiple of 8 for Q4_0/Q4_K), so an entry has one function per case.
+// A SIMD implementation that keeps the same lanes returns the same bits; its tests compare it for equality with these.
 //
 // tests/unit/kernels/test_golden_dots.cpp checks these references against libggml-cpu itself
 // (scripts/gen_golden_dots.py) for the K-quants and the float types.

@@ -39,7 +39,8 @@ inline void lut_nibbles(const std::uint8_t* qs, const std::int8_t* lut, int v[32
 // lane[l] = sum of v[j] * a[j] over j = 4l .. 4l + 3 (exact).
 inline void lanes4(const int v[32], const std::int8_t* a, int lanes[8]) {
   for (int l = 0; l < 8; ++l) {
-    lanes[l] = v[4 * l] * a[4 * l] + v[4 * l + 1] * a[4 * l + 1] + v[4 * l + 2] * a[4 * l + 2] + v[4 * l + 3] * a[4 * l + 3];
+    lanes[l] =
+        v[4 * l] * a[4 * l] + v[4 * l + 1] * a[4 * l + 1] + v[4 * l + 2] * a[4 * l + 2] + v[4 * l + 3] * a[4 * l + 3];
   }
 }
 
@@ -140,7 +141,9 @@ inline void tq_lanes(const std::uint8_t codes[kQK_K], const BlockQ8_K& y, int la
 
 inline void tq1_codes(const BlockTQ1_0& x, std::uint8_t codes[kQK_K]) {
   static constexpr std::uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-  auto trit = [](std::uint8_t byte, int p) { return static_cast<std::uint8_t>((static_cast<std::uint8_t>(byte * kPow3[p]) * 3) >> 8); };
+  auto trit = [](std::uint8_t byte, int p) {
+    return static_cast<std::uint8_t>((static_cast<std::uint8_t>(byte * kPow3[p]) * 3) >> 8);
+  };
   for (int p = 0; p < 5; ++p) {
     for (int j = 0; j < 32; ++j) codes[32 * p + j] = trit(x.qs[j], p);
     for (int j = 0; j < 16; ++j) codes[160 + 16 * p + j] = trit(x.qs[32 + j], p);

@@ -22,7 +22,8 @@ constexpr auto id(GgmlType t) { return static_cast<std::uint32_t>(t); }
 constexpr std::array kScalarKernels = {
     DotKernel{id(GgmlType::kF32), ActFormat::kF32, scalar::dot_f32, scalar::dot_f32_batched, 2, nullptr, nullptr, 4},
     DotKernel{id(GgmlType::kF16), ActFormat::kF16, scalar::dot_f16, scalar::dot_f16_batched, 2, nullptr, nullptr, 4},
-    DotKernel{id(GgmlType::kBF16), ActFormat::kBF16, scalar::dot_bf16, scalar::dot_bf16_batched, 2, nullptr, nullptr, 4},
+    DotKernel{id(GgmlType::kBF16), ActFormat::kBF16, scalar::dot_bf16, scalar::dot_bf16_batched, 2, nullptr, nullptr,
+              4},
     DotKernel{id(GgmlType::kQ4_0), ActFormat::kQ8_0, scalar::dot_q4_0, nullptr, 2, scalar::dot_q4_0_repacked},
     DotKernel{id(GgmlType::kQ4_1), ActFormat::kQ8_1, scalar::dot_q4_1},
     DotKernel{id(GgmlType::kQ5_0), ActFormat::kQ8_0, scalar::dot_q5_0},
@@ -111,8 +112,6 @@ const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
   return find_wq_dot_kernel(type_id);  // wisp's own group-wise types
 }
 
-const DotKernel* find_dot_kernel(std::uint32_t type_id) {
-  return find_dot_kernel_for(type_id, dot_kernel_isa());
-}
+const DotKernel* find_dot_kernel(std::uint32_t type_id) { return find_dot_kernel_for(type_id, dot_kernel_isa()); }
 
 }  // namespace wisp::kernels

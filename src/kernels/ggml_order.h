@@ -38,11 +38,12 @@ inline float expf(float x) {
   const float n = z - r;
   const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
   const float u = b * b;
-  const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
-                           u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+  const float j =
+      std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+               std::fma(0x1.ffffecp-1f, b, 1.0f));
   if (std::isnan(n)) return n;
   if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;  // -inf gives 0
-  return std::ldexp(j, static_cast<int>(n));  // scalef: j * 2^n, n integral here
+  return std::ldexp(j, static_cast<int>(n));                      // scalef: j * 2^n, n integral here
 }
 
 // ggml_v_silu: x / (1 + e^-x) with the exp above.

@@ -42,7 +42,8 @@ inline void unpack_kblock(const BlockQ2_K& b, KBlock& k) {
   k.dmin = f16_to_f32(b.dmin);
   for (int c = 0; c < 2; ++c)
     for (int s = 0; s < 4; ++s)
-      for (int l = 0; l < 32; ++l) k.q[128 * c + 32 * s + l] = static_cast<std::int8_t>((b.qs[32 * c + l] >> (2 * s)) & 3);
+      for (int l = 0; l < 32; ++l)
+        k.q[128 * c + 32 * s + l] = static_cast<std::int8_t>((b.qs[32 * c + l] >> (2 * s)) & 3);
 }
 
 inline void unpack_kblock(const BlockQ3_K& b, KBlock& k) {

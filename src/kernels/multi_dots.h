@@ -30,8 +30,8 @@ using DotTile4x4Fn = void (*)(const void* w, std::size_t w_stride, const void* a
 struct MultiDot {
   std::uint32_t weight_type = 0;
   DotSlot slot = DotSlot::kDot;
-  DotTok4Fn tok4 = nullptr;  // null: none
-  DotRow4Fn row4 = nullptr;  // null: none
+  DotTok4Fn tok4 = nullptr;        // null: none
+  DotRow4Fn row4 = nullptr;        // null: none
   DotTile4x4Fn tile4x4 = nullptr;  // null: none
 };
 

@@ -18,14 +18,14 @@ namespace wisp::kernels {
 enum class RopeStyle : std::uint8_t { kNormal, kNeox };
 
 struct RopeParams {
-  int n_dims = 0;            // rotated values per head (even, <= head_dim)
+  int n_dims = 0;  // rotated values per head (even, <= head_dim)
   float freq_base = 10000.0f;
-  float freq_scale = 1.0f;   // 1 / linear scaling factor
+  float freq_scale = 1.0f;  // 1 / linear scaling factor
   RopeStyle style = RopeStyle::kNormal;
   const float* freq_factors = nullptr;  // n_dims/2 divisors of theta (Llama 3 "rope_freqs"), or null
-  float ext_factor = 0.0f;    // YaRN's extrapolation mix; 0 = no YaRN
-  float attn_factor = 1.0f;   // multiplies cos and sin
-  float corr_dims[2] = {0.0f, 0.0f};  // YaRN's ramp, from rope_yarn_corr_dims()
+  float ext_factor = 0.0f;              // YaRN's extrapolation mix; 0 = no YaRN
+  float attn_factor = 1.0f;             // multiplies cos and sin
+  float corr_dims[2] = {0.0f, 0.0f};    // YaRN's ramp, from rope_yarn_corr_dims()
 };
 
 // YaRN's correction range: the pairs whose wavelength fits n_ctx_orig beta_fast resp. beta_slow

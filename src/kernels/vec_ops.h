@@ -49,7 +49,8 @@ inline void mul_scale(const float* x, float s, float* y, std::int64_t n) {
 inline void add_to(const float* x, float* y, std::int64_t n) {
   std::int64_t i = 0;
 #if defined(WISP_VEC)
-  for (; i + kWidth <= n; i += kWidth) (Batch::load_unaligned(y + i) + Batch::load_unaligned(x + i)).store_unaligned(y + i);
+  for (; i + kWidth <= n; i += kWidth)
+    (Batch::load_unaligned(y + i) + Batch::load_unaligned(x + i)).store_unaligned(y + i);
 #endif
   for (; i < n; ++i) y[i] += x[i];
 }

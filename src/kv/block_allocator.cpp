@@ -47,7 +47,8 @@ BlockAllocator::BlockAllocator(std::uint32_t n_blocks, std::uint32_t block_size)
 
 BlockAllocator::Sequence& BlockAllocator::get(SeqId seq) {
   auto it = seqs_.find(seq);
-  if (it == seqs_.end()) throw Error("KV pool: sequence " + std::to_string(seq) + " does not exist (freed or never created)");
+  if (it == seqs_.end())
+    throw Error("KV pool: sequence " + std::to_string(seq) + " does not exist (freed or never created)");
   return it->second;
 }
 
@@ -286,11 +287,10 @@ bool BlockAllocator::stored_tokens_equal(BlockId block, std::span<const std::int
   return std::equal(tokens.begin(), tokens.end(), first, first + block_size_);
 }
 
-bool BlockAllocator::publish(SeqId seq, std::size_t block_index, BlockHash hash,
-                             std::span<const std::int32_t> tokens) {
+bool BlockAllocator::publish(SeqId seq, std::size_t block_index, BlockHash hash, std::span<const std::int32_t> tokens) {
   const Sequence& s = get(seq);
-  const std::string what = "KV pool: cannot publish block " + std::to_string(block_index) + " of sequence " +
-                           std::to_string(seq);
+  const std::string what =
+      "KV pool: cannot publish block " + std::to_string(block_index) + " of sequence " + std::to_string(seq);
   if (block_index >= s.n_tokens / block_size_) {  // not (i + 1) * block_size: no overflow for a wild index
     throw Error(what + ": only full blocks can be cached, and the sequence holds " + std::to_string(s.n_tokens) +
                 " tokens, " + std::to_string(s.n_tokens / block_size_) + " full " +
@@ -314,7 +314,8 @@ bool BlockAllocator::publish(SeqId seq, std::size_t block_index, BlockHash hash,
   }
   if (by_hash_.contains(hash)) return false;  // the content is cached in another block already
   if (block_tokens_.empty()) block_tokens_.resize(std::size_t{n_blocks()} * block_size_);
-  std::copy(tokens.begin(), tokens.end(), block_tokens_.begin() + static_cast<std::ptrdiff_t>(std::size_t{b} * block_size_));
+  std::copy(tokens.begin(), tokens.end(),
+            block_tokens_.begin() + static_cast<std::ptrdiff_t>(std::size_t{b} * block_size_));
   blk.published = true;
   blk.hash = hash;
   by_hash_.emplace(hash, b);
@@ -329,9 +330,9 @@ std::size_t BlockAllocator::attach_cached(SeqId seq, std::span<const BlockHash> 
                 std::to_string(s.n_tokens) + " tokens");
   }
   if (tokens.size() / block_size_ < hashes.size()) {
-    throw Error("KV pool: attach_cached for sequence " + std::to_string(seq) + " got " +
-                std::to_string(hashes.size()) + " block hashes but only " + std::to_string(tokens.size()) +
-                " tokens (" + std::to_string(hashes.size() * block_size_) + " needed)");
+    throw Error("KV pool: attach_cached for sequence " + std::to_string(seq) + " got " + std::to_string(hashes.size()) +
+                " block hashes but only " + std::to_string(tokens.size()) + " tokens (" +
+                std::to_string(hashes.size() * block_size_) + " needed)");
   }
   prefix_queries_ += hashes.size();
   std::size_t attached = 0;
@@ -370,7 +371,8 @@ void BlockAllocator::check_lru(std::vector<bool>& in_lru) const {
     prev = b;
     ++count;
   }
-  if (prev != lru_tail_) fail("ends at block " + std::to_string(prev) + " but its tail is " + std::to_string(lru_tail_));
+  if (prev != lru_tail_)
+    fail("ends at block " + std::to_string(prev) + " but its tail is " + std::to_string(lru_tail_));
   if (count != lru_size_) fail("holds " + std::to_string(count) + " blocks but counts " + std::to_string(lru_size_));
 }
 
@@ -407,7 +409,8 @@ void BlockAllocator::check_consistency() const {
   }
   std::vector<bool> on_free_list(blocks_.size(), false);
   for (BlockId b : free_) {
-    if (b >= blocks_.size() || on_free_list[b]) fail("free list holds block " + std::to_string(b) + " twice or out of range");
+    if (b >= blocks_.size() || on_free_list[b])
+      fail("free list holds block " + std::to_string(b) + " twice or out of range");
     on_free_list[b] = true;
   }
   std::vector<bool> in_lru(blocks_.size(), false);
@@ -421,8 +424,8 @@ void BlockAllocator::check_consistency() const {
     }
     const int states = (blk.refcount > 0 ? 1 : 0) + (on_free_list[b] ? 1 : 0) + (in_lru[b] ? 1 : 0);
     if (states != 1) {
-      fail(name + " (refcount " + std::to_string(blk.refcount) + ") is " +
-           (on_free_list[b] ? "on" : "not on") + " the free list and " + (in_lru[b] ? "in" : "not in") +
+      fail(name + " (refcount " + std::to_string(blk.refcount) + ") is " + (on_free_list[b] ? "on" : "not on") +
+           " the free list and " + (in_lru[b] ? "in" : "not in") +
            " the cached set; it must be exactly one of referenced, free, cached");
     }
     if (on_free_list[b] && blk.published) fail(name + " is on the free list but published");

@@ -20,7 +20,7 @@ HostKvStorage::HostKvStorage(const KvLayout& layout, std::uint32_t n_blocks, boo
                 " bytes overflow the address space");
   }
   try {
-    data_.reset(static_cast<std::byte*>(::operator new[](per_block * n_blocks, std::align_val_t{kAlignment})));
+    data_.reset(static_cast<std::byte*>(::operator new[](per_block* n_blocks, std::align_val_t{kAlignment})));
   } catch (const std::bad_alloc&) {
     throw Error("KV pool: could not allocate " + std::to_string(n_blocks) + " blocks of " + std::to_string(per_block) +
                 " bytes (" + std::to_string(mib) + " MiB) of host memory; use a smaller context or fewer blocks");

@@ -109,15 +109,17 @@ void KvPool::write(SeqId seq, std::uint32_t layer, std::size_t pos, std::span<co
   }
   const TokenSlot slot = alloc_.locate(seq, pos);
   if (alloc_.refcount(slot.block) != 1) {
-    throw Error("KV pool: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) +
-                " lies in block " + std::to_string(slot.block) + ", shared with another sequence; only "
+    throw Error("KV pool: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) + " lies in block " +
+                std::to_string(slot.block) +
+                ", shared with another sequence; only "
                 "positions reserved by this sequence's own append can be written");
   }
   if (alloc_.is_published(slot.block)) {
     // Held alone yet published: the prefix cache promises other prompts this block's K/V as
     // they are (publish comes after the block's last write).
-    throw Error("KV pool: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) +
-                " lies in block " + std::to_string(slot.block) + ", published in the prefix cache; its K/V "
+    throw Error("KV pool: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) + " lies in block " +
+                std::to_string(slot.block) +
+                ", published in the prefix cache; its K/V "
                 "must not change while published");
   }
   const std::size_t row = l.row_bytes();

@@ -25,7 +25,9 @@ void store_u16(std::byte* p, std::uint16_t v) { std::memcpy(p, &v, sizeof v); }
 
 // ---- f32 / f16 ----
 
-void encode_f32(const float* x, std::int64_t n, std::byte* out) { std::memcpy(out, x, static_cast<std::size_t>(n) * 4); }
+void encode_f32(const float* x, std::int64_t n, std::byte* out) {
+  std::memcpy(out, x, static_cast<std::size_t>(n) * 4);
+}
 void decode_f32(const std::byte* row, float* out, std::int64_t n) {
   std::memcpy(out, row, static_cast<std::size_t>(n) * 4);
 }

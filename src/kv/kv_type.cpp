@@ -16,8 +16,7 @@ constexpr std::array<Entry, 4> kTypes = {{
     {KvType::kF16, {"f16", 1, 2, "IEEE half, 2 bytes per value"}},
     {KvType::kF32, {"f32", 1, 4, "IEEE single, 4 bytes per value"}},
     {KvType::kQ8_0, {"q8_0", 32, 34, "32 int8 codes + f16 scale per 32 values = 1.0625 bytes per value"}},
-    {KvType::kQ4,
-     {"q4", 32, 20, "32 4-bit codes + f16 scale + f16 zero-point per 32 values = 0.625 bytes per value"}},
+    {KvType::kQ4, {"q4", 32, 20, "32 4-bit codes + f16 scale + f16 zero-point per 32 values = 0.625 bytes per value"}},
 }};
 
 // The table is indexed by search, not by enum value, so its order is free to follow the help text.

@@ -54,8 +54,8 @@ class StatsObserver final : public MatmulObserver {
       s.sum_abs.assign(static_cast<std::size_t>(x.cols), 0.0);
       s.sum_sq.assign(static_cast<std::size_t>(x.cols), 0.0);
     } else if (s.cols() != x.cols) {
-      throw Error("calibration: tensor '" + name + "' was multiplied with rows of " + std::to_string(x.cols) +
-                  " and " + std::to_string(s.cols()) + " values");
+      throw Error("calibration: tensor '" + name + "' was multiplied with rows of " + std::to_string(x.cols) + " and " +
+                  std::to_string(s.cols()) + " values");
     }
     for (std::int64_t r = 0; r < x.rows; ++r) {
       const float* row = x.row(r);
@@ -115,7 +115,8 @@ ActivationStats collect_activation_stats(const std::shared_ptr<const Model>& mod
   out.n_head_kv = hp.n_head_kv;
   out.head_dim = hp.head_dim;
   out.n_tokens = n_tok;
-  const std::int64_t stride = opt.max_sample_rows > 0 ? (n_tok + opt.max_sample_rows - 1) / opt.max_sample_rows : n_tok + 1;
+  const std::int64_t stride =
+      opt.max_sample_rows > 0 ? (n_tok + opt.max_sample_rows - 1) / opt.max_sample_rows : n_tok + 1;
   StatsObserver obs(st.file, out, stride);
   std::unique_ptr<Backend> cpu = make_cpu_backend(opt.n_threads, kernels::DotOrder::kGgml);
   std::unique_ptr<Backend> be = make_observing_backend(*cpu, obs);

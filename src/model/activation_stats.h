@@ -45,11 +45,11 @@ struct ActivationStats {
 };
 
 struct ActivationStatsOptions {
-  std::int64_t n_ctx = 512;          // tokens per window; each window starts from an empty cache
-  std::int32_t bos = -1;             // when >= 0, the first token of each window is set to it
+  std::int64_t n_ctx = 512;            // tokens per window; each window starts from an empty cache
+  std::int32_t bos = -1;               // when >= 0, the first token of each window is set to it
   std::int64_t max_sample_rows = 256;  // rows kept per activation for AWQ (evenly spaced)
   int n_threads = 0;
-  std::FILE* log = nullptr;          // progress per window
+  std::FILE* log = nullptr;  // progress per window
 };
 
 // Runs `model` over `tokens` in windows and collects the statistics. Throws wisp::Error for an

@@ -60,7 +60,8 @@ class CpuBackend final : public Backend {
 
   void gather_rows(Act src, std::span<const std::int64_t> rows, Act dst) override {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::memcpy(dst.row(static_cast<std::int64_t>(i)), src.row(rows[i]), static_cast<std::size_t>(src.cols) * sizeof(float));
+      std::memcpy(dst.row(static_cast<std::int64_t>(i)), src.row(rows[i]),
+                  static_cast<std::size_t>(src.cols) * sizeof(float));
     }
   }
 
@@ -82,13 +83,13 @@ class CpuBackend final : public Backend {
 
   void glu(FfnAct act, Act gate, Act up, Act out) override {
     pool_.parallel_for(gate.rows, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t r = b; r < e; ++r) {
-      if (act == FfnAct::kSilu) {
-        kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
-      } else {
-        kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+      for (std::int64_t r = b; r < e; ++r) {
+        if (act == FfnAct::kSilu) {
+          kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+        } else {
+          kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+        }
       }
-    }
     });
   }
 

@@ -56,9 +56,9 @@ struct ArchName {
   Arch arch;
 };
 constexpr ArchName kArchs[] = {
-    {"llama", Arch::kLlama}, {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3},     {"qwen3moe", Arch::kQwen3Moe}, {"gemma2", Arch::kGemma2},
-    {"gemma3", Arch::kGemma3}, {"phi3", Arch::kPhi3},     {"smollm3", Arch::kSmolLM3}, {"olmo2", Arch::kOlmo2},
-    {"granite", Arch::kGranite},
+    {"llama", Arch::kLlama},   {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3}, {"qwen3moe", Arch::kQwen3Moe},
+    {"gemma2", Arch::kGemma2}, {"gemma3", Arch::kGemma3},   {"phi3", Arch::kPhi3},   {"smollm3", Arch::kSmolLM3},
+    {"olmo2", Arch::kOlmo2},   {"granite", Arch::kGranite},
 };
 
 Arch parse_arch(const GgufFile& f) {
@@ -211,8 +211,8 @@ void read_experts(const Keys& k, HParams& hp) {
   }
   hp.n_expert_used = k.count("expert_used_count");
   if (hp.n_expert_used <= 0 || hp.n_expert_used > hp.n_expert) {
-    k.fail("expert_used_count", "= " + std::to_string(hp.n_expert_used) + " must be between 1 and expert_count = " +
-                                    std::to_string(hp.n_expert));
+    k.fail("expert_used_count", "= " + std::to_string(hp.n_expert_used) +
+                                    " must be between 1 and expert_count = " + std::to_string(hp.n_expert));
   }
   hp.n_ff_exp = hp.arch == Arch::kQwen3Moe ? k.count("expert_feed_forward_length") : hp.n_ff;
   if (hp.n_ff_exp <= 0) k.fail("expert_feed_forward_length", "must be positive");
@@ -249,7 +249,8 @@ void validate(const GgufFile& f, const Keys& k, const HParams& hp) {
        "= " + std::to_string(hp.n_rot) + " must be even, positive and at most the head size " +
            std::to_string(hp.head_dim));
   need(hp.rope_base > 0.0f, "rope.freq_base", "must be positive");
-  if (hp.n_vocab <= 0) throw Error(f.path() + ": cannot tell the vocabulary size (no vocab_size, tokenizer or token_embd)");
+  if (hp.n_vocab <= 0)
+    throw Error(f.path() + ": cannot tell the vocabulary size (no vocab_size, tokenizer or token_embd)");
 }
 
 }  // namespace

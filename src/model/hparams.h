@@ -64,7 +64,7 @@ struct HParams {
   // Attention scaling: scores are q.k * kq_scale; q_scale (gemma, phi3) multiplies q after rope
   // instead (a different float order, so it is kept as llama.cpp has it).
   float kq_scale = 1.0f;
-  float q_scale = 0.0f;  // 0 = none
+  float q_scale = 0.0f;              // 0 = none
   float attn_softcap = 0.0f;         // scores capped to cap * tanh(s / cap) (gemma2); 0 = none
   float final_logit_softcap = 0.0f;  // 0 = none
   float embed_scale = 0.0f;          // 0 = none; gemma: sqrt(n_embd); granite: its embedding multiplier
@@ -72,10 +72,10 @@ struct HParams {
   float logit_mult = 0.0f;           // granite: logits times 1 / logit_scale; 0 = none
 
   FfnAct ffn_act = FfnAct::kSilu;
-  bool pre_norms = true;    // RMSNorm before attention and FFN (all but olmo2, which has post norms only)
-  bool qk_norm = false;     // RMSNorm of q and k before rope (gemma3, qwen3, olmo2)
+  bool pre_norms = true;       // RMSNorm before attention and FFN (all but olmo2, which has post norms only)
+  bool qk_norm = false;        // RMSNorm of q and k before rope (gemma3, qwen3, olmo2)
   bool qk_norm_whole = false;  // olmo2: over all heads of a token at once, not per head
-  bool post_norms = false;  // RMSNorm after attention and after the FFN (gemma2/3, olmo2)
+  bool post_norms = false;     // RMSNorm after attention and after the FFN (gemma2/3, olmo2)
   bool fused_gate_up = false;  // phi3: ffn_up holds gate then up (2 * n_ff rows), no ffn_gate
 
   // Mixture of experts (qwen3moe, llama with experts): every layer's FFN is n_expert SwiGLU

@@ -39,7 +39,7 @@ class MoeFfn {
   std::vector<std::int32_t> chosen_;  // [token][slot] expert ids
   std::vector<float> weights_;        // [token][slot]
   std::vector<std::int64_t> count_, offset_;
-  std::vector<std::int64_t> src_rows_;  // row of x_ (expert-major) -> token
+  std::vector<std::int64_t> src_rows_;   // row of x_ (expert-major) -> token
   std::vector<std::int64_t> slot_rows_;  // [token][slot] -> row of y_
 };
 

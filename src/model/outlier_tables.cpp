@@ -68,8 +68,9 @@ const kernels::SparseRows* bind_outlier_table(const GgufFile& f, const std::stri
   for (std::int64_t k = 0; k < nnz; ++k) {
     const std::uint32_t c = narrow ? s->idx16[k] : s->idx32[k];
     if (c >= static_cast<std::uint64_t>(n_cols)) {
-      fail(f, idx_name, "entry " + std::to_string(k) + " is column " + std::to_string(c) + ", outside the " +
-                            std::to_string(n_cols) + " columns of '" + weight + "'");
+      fail(f, idx_name,
+           "entry " + std::to_string(k) + " is column " + std::to_string(c) + ", outside the " +
+               std::to_string(n_cols) + " columns of '" + weight + "'");
     }
   }
   used.insert(rp_name);

@@ -134,7 +134,8 @@ void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const 
     throw Error("forward: batch of " + std::to_string(n) + " tokens (1 to " + std::to_string(kMaxBatch) + " allowed)");
   }
   if (static_cast<std::int64_t>(tokens.size()) != n) {
-    throw Error("forward: " + std::to_string(tokens.size()) + " token ids for a batch of " + std::to_string(n) + " rows");
+    throw Error("forward: " + std::to_string(tokens.size()) + " token ids for a batch of " + std::to_string(n) +
+                " rows");
   }
   const auto n_out = static_cast<std::int64_t>(logit_rows.size());
   if (static_cast<std::int64_t>(logits.size()) != n_out * hp_.n_vocab) {
@@ -171,7 +172,8 @@ void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const 
   observe("result_output", -1, out);
   if (hp_.final_logit_softcap != 0.0f) be_.softcap(out, hp_.final_logit_softcap);
   for (std::int64_t r = 0; r < n_out; ++r) {
-    be_.read_row(out, r, logits.subspan(static_cast<std::size_t>(r * hp_.n_vocab), static_cast<std::size_t>(hp_.n_vocab)));
+    be_.read_row(out, r,
+                 logits.subspan(static_cast<std::size_t>(r * hp_.n_vocab), static_cast<std::size_t>(hp_.n_vocab)));
   }
 }
 

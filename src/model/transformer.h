@@ -8,7 +8,8 @@
 //   [rmsnorm of q and k, per head or whole] ; [rope(q, k), not on smollm3's every 4th layer]
 //   [q *= q_scale] ; store k, v in the KV cache ; a = attention(q, cache) [scores soft-capped]
 //   o = a Wo ; [o = rmsnorm(o)] ; [o *= residual_scale] ; x += o
-//   [h = rmsnorm(x)] ; g = act(h Wgate) * (h Wup) ; o = g Wdown (MoE: the routed experts' sum, moe_ffn.h) ; [o = rmsnorm(o)] ; [o *= residual_scale] ; x += o
+//   [h = rmsnorm(x)] ; g = act(h Wgate) * (h Wup) ; o = g Wdown (MoE: the routed experts' sum, moe_ffn.h) ; [o =
+//   rmsnorm(o)] ; [o *= residual_scale] ; x += o
 // then logits = rmsnorm(x) Wout (+ bias) [* logit_mult] [softcapped].
 #pragma once
 

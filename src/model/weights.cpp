@@ -31,8 +31,8 @@ class Binder {
     check_shape(*t, {n_cols, n_rows});
     if (multiplied) require_matmul(name, t->type_id);
     if (n_cols % t->type->block_elems != 0) {
-      fail(name, "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name +
-                     " blocks");
+      fail(name,
+           "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name + " blocks");
     }
     kernels::MatrixView v{t->data, t->type_id, n_cols, n_rows, t->type->row_bytes(n_cols)};
     // Only multiplied matrices may carry outliers: the embedding lookup would not add them.
@@ -42,12 +42,14 @@ class Binder {
 
   // A merged expert tensor, GGUF shape [n_cols, n_rows, n_expert], as one matrix of
   // n_expert * n_rows rows (expert e's rows follow expert e-1's: the layout ggml's mul_mat_id reads).
-  kernels::MatrixView experts(const std::string& name, std::int64_t n_cols, std::int64_t n_rows, std::int64_t n_expert) {
+  kernels::MatrixView experts(const std::string& name, std::int64_t n_cols, std::int64_t n_rows,
+                              std::int64_t n_expert) {
     const GgufTensor* t = lookup(name, true);
     check_shape(*t, {n_cols, n_rows, n_expert});
     require_matmul(name, t->type_id);
     if (n_cols % t->type->block_elems != 0) {
-      fail(name, "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name + " blocks");
+      fail(name,
+           "has rows of " + std::to_string(n_cols) + " values, not a whole number of " + t->type->name + " blocks");
     }
     // (An outlier table for it would be left unbound, and reject_unused() names it.)
     return {t->data, t->type_id, n_cols, n_rows * n_expert, t->type->row_bytes(n_cols)};
@@ -117,8 +119,6 @@ class Binder {
 };
 
 std::string blk(std::int64_t il, const char* suffix) { return "blk." + std::to_string(il) + "." + suffix; }
-
-
 
 }  // namespace
 

@@ -9,8 +9,7 @@
 namespace wisp::plan {
 
 // budget − overhead − weights, or nullopt when the fixed costs exceed the budget.
-std::optional<std::uint64_t> kv_room_if_fits(std::uint64_t budget, std::uint64_t overhead,
-                                             std::uint64_t weight_bytes);
+std::optional<std::uint64_t> kv_room_if_fits(std::uint64_t budget, std::uint64_t overhead, std::uint64_t weight_bytes);
 // The same, but a budget smaller than weights + overhead is a wisp::Error that states all three
 // sizes (in 1024-based units) and by how much it falls short.
 std::uint64_t kv_room(std::uint64_t budget, std::uint64_t overhead, std::uint64_t weight_bytes);

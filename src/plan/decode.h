@@ -11,7 +11,7 @@
 namespace wisp::plan {
 
 struct DecodeCeiling {
-  double bandwidth = 0;                 // bytes/s
+  double bandwidth = 0;  // bytes/s
   std::uint64_t batch = 0;
   std::uint64_t weight_bytes = 0;
   std::uint64_t kv_bytes_per_stream = 0;  // cache read per stream per step
@@ -22,7 +22,7 @@ struct DecodeCeiling {
 };
 
 // Throws wisp::Error on a non-positive bandwidth or batch, or zero bytes to read.
-DecodeCeiling decode_ceiling(double bandwidth, std::uint64_t weight_bytes,
-                             std::uint64_t kv_bytes_per_stream, std::uint64_t batch);
+DecodeCeiling decode_ceiling(double bandwidth, std::uint64_t weight_bytes, std::uint64_t kv_bytes_per_stream,
+                             std::uint64_t batch);
 
 }  // namespace wisp::plan

@@ -16,8 +16,7 @@ std::optional<std::uint64_t> uniform_count(const GgufFile& f, const std::string&
   const std::uint64_t first = v->array_element(0).as_u64();
   for (std::uint64_t i = 1; i < v->array_size(); ++i) {
     if (v->array_element(i).as_u64() != first) {
-      throw Error(f.path() + ": " + key +
-                  " differs between layers; wisp plan assumes every layer has the same shape");
+      throw Error(f.path() + ": " + key + " differs between layers; wisp plan assumes every layer has the same shape");
     }
   }
   return first;
@@ -35,8 +34,9 @@ std::uint64_t required_count(const GgufFile& f, const std::string& key) {
 ModelShape model_shape_from_gguf(const GgufFile& f) {
   const std::string arch(f.architecture());
   if (arch.empty()) {
-    throw Error(f.path() + ": no general.architecture key, so the layer and head counts "
-                           "cannot be found");
+    throw Error(f.path() +
+                ": no general.architecture key, so the layer and head counts "
+                "cannot be found");
   }
   ModelShape m;
   m.source = f.path();
@@ -50,15 +50,14 @@ ModelShape model_shape_from_gguf(const GgufFile& f) {
     m.kv.head_dim = *k;
     auto v = uniform_count(f, arch + ".attention.value_length");
     if (v && *v != *k) {
-      throw Error(f.path() + ": K and V head sizes differ (" + std::to_string(*k) + " vs " +
-                  std::to_string(*v) + "); wisp plan's KV formula assumes they are equal");
+      throw Error(f.path() + ": K and V head sizes differ (" + std::to_string(*k) + " vs " + std::to_string(*v) +
+                  "); wisp plan's KV formula assumes they are equal");
     }
   } else {
     const std::uint64_t d_model = required_count(f, arch + ".embedding_length");
     if (d_model % heads != 0) {
       throw Error(f.path() + ": " + arch + ".embedding_length " + std::to_string(d_model) +
-                  " is not a multiple of head_count " + std::to_string(heads) +
-                  " and no key_length is stored");
+                  " is not a multiple of head_count " + std::to_string(heads) + " and no key_length is stored");
     }
     m.kv.head_dim = d_model / heads;
   }
@@ -79,8 +78,6 @@ ModelShape model_shape_from_gguf(const GgufFile& f) {
   return m;
 }
 
-ModelShape model_shape_from_gguf(const std::string& path) {
-  return model_shape_from_gguf(GgufFile::open(path));
-}
+ModelShape model_shape_from_gguf(const std::string& path) { return model_shape_from_gguf(GgufFile::open(path)); }
 
 }  // namespace wisp::plan

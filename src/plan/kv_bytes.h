@@ -25,8 +25,8 @@ struct KvGeometry {
 void validate(const KvGeometry& g);
 
 // Bytes one token occupies in the cache: K and V, every layer, every KV head.
-std::uint64_t kv_bytes_per_token(std::uint64_t layers, std::uint64_t kv_heads,
-                                 std::uint64_t head_dim, const KvElementType& type);
+std::uint64_t kv_bytes_per_token(std::uint64_t layers, std::uint64_t kv_heads, std::uint64_t head_dim,
+                                 const KvElementType& type);
 std::uint64_t kv_bytes_per_token(const KvGeometry& g, const KvElementType& type);
 
 // Exact (unpaged) bytes for `sequences` sequences of `tokens` tokens each.

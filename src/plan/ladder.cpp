@@ -21,8 +21,7 @@ std::vector<LadderRow> precision_ladder(const LadderInputs& in, std::span<const 
     if (in.bandwidth) {
       r.weights_only = decode_ceiling(*in.bandwidth, r.weight_bytes, 0, 1);
       if (r.fit && r.fit->users > 0) {
-        r.at_capacity =
-            decode_ceiling(*in.bandwidth, r.weight_bytes, in.kv_bytes_per_request, r.fit->users);
+        r.at_capacity = decode_ceiling(*in.bandwidth, r.weight_bytes, in.kv_bytes_per_request, r.fit->users);
       }
     }
     rows.push_back(r);

@@ -19,7 +19,7 @@ inline constexpr std::array<double, 3> kLadderBits = {16.0, 8.0, 4.0};
 
 struct LadderInputs {
   double params = 0;
-  std::optional<std::uint64_t> budget;     // memory budget; no capacity columns without it
+  std::optional<std::uint64_t> budget;  // memory budget; no capacity columns without it
   std::uint64_t overhead = 0;
   std::uint64_t kv_bytes_per_request = 0;  // at the planned context length and KV type
   std::optional<double> bandwidth;         // bytes/s; no decode columns without it
@@ -37,7 +37,6 @@ struct LadderRow {
   std::optional<DecodeCeiling> at_capacity;
 };
 
-std::vector<LadderRow> precision_ladder(const LadderInputs& in,
-                                        std::span<const double> bits = kLadderBits);
+std::vector<LadderRow> precision_ladder(const LadderInputs& in, std::span<const double> bits = kLadderBits);
 
 }  // namespace wisp::plan

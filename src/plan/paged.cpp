@@ -13,12 +13,10 @@ std::uint64_t blocks_for(std::uint64_t tokens, std::uint64_t block_size) {
 }
 
 double PagedAllocation::tail_waste_fraction() const {
-  return block_size == 0 ? 0.0
-                         : static_cast<double>(waste_tokens) / static_cast<double>(block_size);
+  return block_size == 0 ? 0.0 : static_cast<double>(waste_tokens) / static_cast<double>(block_size);
 }
 
-PagedAllocation paged_allocation(std::uint64_t tokens, std::uint64_t block_size,
-                                 std::uint64_t bytes_per_token) {
+PagedAllocation paged_allocation(std::uint64_t tokens, std::uint64_t block_size, std::uint64_t bytes_per_token) {
   PagedAllocation a;
   a.tokens = tokens;
   a.block_size = block_size;
@@ -32,11 +30,10 @@ PagedAllocation paged_allocation(std::uint64_t tokens, std::uint64_t block_size,
   return a;
 }
 
-NaiveReservation naive_reservation(std::uint64_t tokens, std::uint64_t max_len,
-                                   std::uint64_t bytes_per_token) {
+NaiveReservation naive_reservation(std::uint64_t tokens, std::uint64_t max_len, std::uint64_t bytes_per_token) {
   if (tokens > max_len) {
-    throw Error("a sequence of " + std::to_string(tokens) + " tokens does not fit a naive " +
-                std::to_string(max_len) + "-token reservation (max length)");
+    throw Error("a sequence of " + std::to_string(tokens) + " tokens does not fit a naive " + std::to_string(max_len) +
+                "-token reservation (max length)");
   }
   NaiveReservation r;
   r.tokens = tokens;

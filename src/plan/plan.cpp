@@ -28,12 +28,13 @@ void resolve_weights(const PlanInputs& in, PlanReport& r) {
       return;
     case WeightChoice::Source::kBits:
       if (!(in.model.params > 0)) {
-        throw Error("weight bytes need a parameter count (give --params or -m FILE) or "
-                    "--weight-bytes");
+        throw Error(
+            "weight bytes need a parameter count (give --params or -m FILE) or "
+            "--weight-bytes");
       }
       r.weight_bytes = weight_bytes_at_bits(in.model.params, w.bits);
-      r.weight_description = (w.type_name.empty() ? "" : w.type_name + ", ") +
-                             format_number(w.bits) + " bits per weight";
+      r.weight_description =
+          (w.type_name.empty() ? "" : w.type_name + ", ") + format_number(w.bits) + " bits per weight";
       return;
   }
 }
@@ -61,8 +62,8 @@ PlanReport make_plan(const PlanInputs& in) {
 
   const std::uint64_t len = in.len.value_or(in.ctx);
   if (len > in.ctx) {
-    throw Error("length " + std::to_string(len) + " exceeds the context length " +
-                std::to_string(in.ctx) + " (the naive allocator's max length)");
+    throw Error("length " + std::to_string(len) + " exceeds the context length " + std::to_string(in.ctx) +
+                " (the naive allocator's max length)");
   }
   r.len_paged = paged_allocation(len, in.block_size, r.kv_bytes_per_token);
   r.len_naive = naive_reservation(len, in.ctx, r.kv_bytes_per_token);
@@ -71,20 +72,17 @@ PlanReport make_plan(const PlanInputs& in) {
     // Capacity counts what the paged pool holds per request (whole blocks), not the exact bytes.
     r.capacity = fit_batch(kv_room(*in.budget, in.overhead, r.weight_bytes), r.request_paged.bytes);
     if (r.capacity->users == 0) {
-      r.notes.push_back("not even one request of " + std::to_string(in.ctx) +
-                        " tokens fits in the KV room");
+      r.notes.push_back("not even one request of " + std::to_string(in.ctx) + " tokens fits in the KV room");
     } else if (in.users > r.capacity->users) {
-      r.notes.push_back(std::to_string(in.users) + " users do not fit: at most " +
-                        std::to_string(r.capacity->users) + " at " + std::to_string(in.ctx) +
-                        " tokens each");
+      r.notes.push_back(std::to_string(in.users) + " users do not fit: at most " + std::to_string(r.capacity->users) +
+                        " at " + std::to_string(in.ctx) + " tokens each");
     }
   }
 
   if (in.bandwidth) {
     r.decode_weights_only = decode_ceiling(*in.bandwidth, r.weight_bytes, 0, 1);
     // A stream's longest step reads its whole context: the ceiling at full length.
-    r.decode_at_users =
-        decode_ceiling(*in.bandwidth, r.weight_bytes, r.kv_bytes_per_request, in.users);
+    r.decode_at_users = decode_ceiling(*in.bandwidth, r.weight_bytes, r.kv_bytes_per_request, in.users);
   }
 
   if (in.model.params > 0) {

@@ -25,8 +25,8 @@ inline constexpr std::uint64_t kDefaultContext = 4096;
 struct WeightChoice {
   enum class Source { kBits, kFile, kBytes };
   Source source = Source::kBits;
-  double bits = 16;       // kBits: bits per weight (a type's, scales included)
-  std::string type_name;  // kBits chosen by block type ("Q4_K"); empty for plain bits
+  double bits = 16;         // kBits: bits per weight (a type's, scales included)
+  std::string type_name;    // kBits chosen by block type ("Q4_K"); empty for plain bits
   std::uint64_t bytes = 0;  // kBytes
 };
 
@@ -56,10 +56,10 @@ struct PlanReport {
   PagedAllocation request_paged;           // ctx tokens in blocks: what the pool holds
   std::uint64_t kv_bytes_all_users = 0;    // users · request_paged.bytes
 
-  PagedAllocation len_paged;  // the --len request, paged
+  PagedAllocation len_paged;   // the --len request, paged
   NaiveReservation len_naive;  // ... and reserved naively at max length ctx
 
-  std::optional<BatchFit> capacity;  // with a budget
+  std::optional<BatchFit> capacity;                  // with a budget
   std::optional<DecodeCeiling> decode_weights_only;  // one stream, weights only
   std::optional<DecodeCeiling> decode_at_users;      // the batch of `users`, with their KV
   std::optional<PrefillCost> prefill;                // with a parameter count

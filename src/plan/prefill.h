@@ -12,9 +12,9 @@ inline constexpr double kFlopsPerParamPerToken = 2.0;
 struct PrefillCost {
   double params = 0;
   std::uint64_t tokens = 0;
-  double flops = 0;                 // 2 · params · tokens
-  double flops_per_second = 0;      // the compute rate given; 0 when unknown
-  double seconds = 0;               // flops / rate; 0 when the rate is unknown
+  double flops = 0;             // 2 · params · tokens
+  double flops_per_second = 0;  // the compute rate given; 0 when unknown
+  double seconds = 0;           // flops / rate; 0 when the rate is unknown
   double tokens_per_second = 0;
 };
 

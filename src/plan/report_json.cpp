@@ -45,14 +45,10 @@ Json fit_json(const BatchFit& f) {
 std::string render_json(const PlanReport& r) {
   const PlanInputs& in = r.in;
   Json j;
-  Json model{{"source", in.model.source},
-             {"architecture", in.model.architecture},
-             {"layers", in.model.kv.layers},
-             {"kv_heads", in.model.kv.kv_heads},
-             {"head_dim", in.model.kv.head_dim},
-             {"kv_width", in.model.kv.kv_width()},
-             {"weight_bytes", r.weight_bytes},
-             {"weights", r.weight_description}};
+  Json model{{"source", in.model.source},        {"architecture", in.model.architecture},
+             {"layers", in.model.kv.layers},     {"kv_heads", in.model.kv.kv_heads},
+             {"head_dim", in.model.kv.head_dim}, {"kv_width", in.model.kv.kv_width()},
+             {"weight_bytes", r.weight_bytes},   {"weights", r.weight_description}};
   // A whole parameter count (from a file, or 13e9) prints as an integer, not 13000000000.0.
   const double p = in.model.params;
   if (!(p > 0)) {
@@ -81,18 +77,16 @@ std::string render_json(const PlanReport& r) {
                  {"paged_request", paged_json(r.request_paged)},
                  {"all_users_bytes", r.kv_bytes_all_users}};
 
-  j["paged_vs_naive"] = Json{
-      {"paged", paged_json(r.len_paged)},
-      {"naive",
-       Json{{"tokens", r.len_naive.tokens},
-            {"max_len", r.len_naive.max_len},
-            {"reserved_bytes", r.len_naive.bytes},
-            {"waste_tokens", r.len_naive.waste_tokens},
-            {"waste_bytes", r.len_naive.waste_bytes}}},
-      {"waste_ratio", r.len_paged.waste_tokens > 0
-                          ? Json(static_cast<double>(r.len_naive.waste_tokens) /
-                                 static_cast<double>(r.len_paged.waste_tokens))
-                          : Json(nullptr)}};
+  j["paged_vs_naive"] =
+      Json{{"paged", paged_json(r.len_paged)},
+           {"naive", Json{{"tokens", r.len_naive.tokens},
+                          {"max_len", r.len_naive.max_len},
+                          {"reserved_bytes", r.len_naive.bytes},
+                          {"waste_tokens", r.len_naive.waste_tokens},
+                          {"waste_bytes", r.len_naive.waste_bytes}}},
+           {"waste_ratio", r.len_paged.waste_tokens > 0 ? Json(static_cast<double>(r.len_naive.waste_tokens) /
+                                                               static_cast<double>(r.len_paged.waste_tokens))
+                                                        : Json(nullptr)}};
 
   if (r.capacity) {
     Json c = fit_json(*r.capacity);
@@ -132,12 +126,10 @@ std::string render_json(const PlanReport& r) {
         x["users"] = 0;
       }
       if (row.weights_only) {
-        x["decode_one_stream_weights_only_tokens_per_second"] =
-            row.weights_only->per_stream_tokens_per_second;
+        x["decode_one_stream_weights_only_tokens_per_second"] = row.weights_only->per_stream_tokens_per_second;
       }
       if (row.at_capacity) {
-        x["decode_aggregate_at_users_tokens_per_second"] =
-            row.at_capacity->aggregate_tokens_per_second;
+        x["decode_aggregate_at_users_tokens_per_second"] = row.at_capacity->aggregate_tokens_per_second;
       }
       rows.push_back(x);
     }

@@ -34,12 +34,16 @@ constexpr std::array<Unit, 14> kSizeUnits = {{
     {"pib", 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0},
 }};
 
-constexpr const char* kSizeUnitHelp =
-    "B, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based)";
+constexpr const char* kSizeUnitHelp = "B, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based)";
 
 // SI prefixes for rates and counts, where no 1024-based reading exists.
 constexpr std::array<Unit, 6> kSiPrefixes = {{
-    {"", 1.0}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15},
+    {"", 1.0},
+    {"k", 1e3},
+    {"m", 1e6},
+    {"g", 1e9},
+    {"t", 1e12},
+    {"p", 1e15},
 }};
 
 std::string lower(std::string_view s) {
@@ -85,11 +89,10 @@ double size_factor(std::string_view unit, std::string_view text) {
   }
   if (u == "k" || u == "m" || u == "g" || u == "t" || u == "p") {
     const std::string prefix(1, static_cast<char>(u[0] - 'a' + 'A'));
-    throw Error("ambiguous unit " + quoted(unit) + " in " + quoted(text) + ": write " + prefix +
-                "iB (1024-based) or " + prefix + "B (1000-based)");
+    throw Error("ambiguous unit " + quoted(unit) + " in " + quoted(text) + ": write " + prefix + "iB (1024-based) or " +
+                prefix + "B (1000-based)");
   }
-  throw Error("unknown unit " + quoted(unit) + " in " + quoted(text) + " (use " + kSizeUnitHelp +
-              ")");
+  throw Error("unknown unit " + quoted(unit) + " in " + quoted(text) + " (use " + kSizeUnitHelp + ")");
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -196,8 +199,7 @@ std::string format_thousands(std::uint64_t value) {
 std::string format_bytes(double bytes, UnitSystem units) {
   static constexpr const char* kBinary[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   static constexpr const char* kDecimal[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-  return units == UnitSystem::kBinary ? scaled(bytes, 1024.0, kBinary, 6)
-                                      : scaled(bytes, 1000.0, kDecimal, 6);
+  return units == UnitSystem::kBinary ? scaled(bytes, 1024.0, kBinary, 6) : scaled(bytes, 1000.0, kDecimal, 6);
 }
 
 std::string format_bandwidth(double bytes_per_second, UnitSystem units) {
@@ -205,8 +207,7 @@ std::string format_bandwidth(double bytes_per_second, UnitSystem units) {
 }
 
 std::string format_flops(double flops_per_second) {
-  static constexpr const char* kNames[] = {"FLOP/s",  "kFLOP/s", "MFLOP/s",
-                                           "GFLOP/s", "TFLOP/s", "PFLOP/s"};
+  static constexpr const char* kNames[] = {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"};
   return scaled(flops_per_second, 1000.0, kNames, 6);
 }
 

@@ -33,7 +33,12 @@ struct GroupDef {
 
 const std::vector<GroupDef>& group_defs() {
   static const std::vector<GroupDef> defs = {
-      {"attn_qkv", {"attn_q.weight", "attn_k.weight", "attn_v.weight"}, Fold::kNormColumns, "attn_norm.weight", nullptr, false},
+      {"attn_qkv",
+       {"attn_q.weight", "attn_k.weight", "attn_v.weight"},
+       Fold::kNormColumns,
+       "attn_norm.weight",
+       nullptr,
+       false},
       {"ffn_gate_up", {"ffn_gate.weight", "ffn_up.weight"}, Fold::kNormColumns, "ffn_norm.weight", nullptr, false},
       {"ffn_down", {"ffn_down.weight"}, Fold::kRowsOf, "ffn_up.weight", nullptr, false},
       {"attn_output", {"attn_output.weight"}, Fold::kRowsOf, "attn_v.weight", "attn_v.bias", true},
@@ -193,7 +198,8 @@ AwqPlan plan_awq(const Source& src, const model::ActivationStats& stats, const T
         std::vector<std::string> errors(static_cast<std::size_t>(workers));
         auto work = [&](int w) {
           try {
-            for (std::size_t a = static_cast<std::size_t>(w); a < alphas.size(); a += static_cast<std::size_t>(workers)) {
+            for (std::size_t a = static_cast<std::size_t>(w); a < alphas.size();
+                 a += static_cast<std::size_t>(workers)) {
               err[a] = scaled_error(samples, x, n, scales_for(m, alphas[a]), msq, opt);
             }
           } catch (const std::exception& e) {
@@ -224,13 +230,15 @@ AwqPlan plan_awq(const Source& src, const model::ActivationStats& stats, const T
 
       const std::vector<float> s = scales_for(m, alphas[best]);
       for (const SourceTensor* t : ws) {
-        for (std::int64_t j = 0; j < n; ++j) times(transform_of(t->name).col_scale, static_cast<std::size_t>(n), s[j], j);
+        for (std::int64_t j = 0; j < n; ++j)
+          times(transform_of(t->name).col_scale, static_cast<std::size_t>(n), s[j], j);
       }
       if (g.fold == Fold::kNormColumns) {
         if (target.n_rows() != 1 || target.ne[0] != n) {
           throw Error("--awq: " + target.name + " is not a vector of " + std::to_string(n) + " values");
         }
-        for (std::int64_t j = 0; j < n; ++j) times(transform_of(target.name).col_scale, static_cast<std::size_t>(n), 1.0f / s[j], j);
+        for (std::int64_t j = 0; j < n; ++j)
+          times(transform_of(target.name).col_scale, static_cast<std::size_t>(n), 1.0f / s[j], j);
       } else {
         const auto rows = static_cast<std::size_t>(target.n_rows());
         std::vector<float> inv(rows, 1.0f);

@@ -37,18 +37,18 @@ struct TensorTransform {
 };
 
 struct AwqOptions {
-  float fixed_alpha = -1.0f;    // >= 0: use this alpha for every group instead of searching
-  int grid = 11;                // alphas 0, 1/(grid-1), ..., 1
+  float fixed_alpha = -1.0f;          // >= 0: use this alpha for every group instead of searching
+  int grid = 11;                      // alphas 0, 1/(grid-1), ..., 1
   std::int64_t max_weight_rows = 64;  // weight rows per tensor in the search (evenly spaced)
   std::int64_t max_act_rows = 128;    // calibration rows in the search
-  bool range_search = false;    // the quantizer the search emulates (as the final one will run)
-  bool use_importance = false;  // weight the range search by mean x^2 as the final run does
+  bool range_search = false;          // the quantizer the search emulates (as the final one will run)
+  bool use_importance = false;        // weight the range search by mean x^2 as the final run does
   int n_threads = 1;
   std::FILE* log = nullptr;
 };
 
 struct AwqGroup {
-  std::string name;   // "blk.3.attn_qkv"
+  std::string name;  // "blk.3.attn_qkv"
   float alpha = 0;
   double err_plain = 0;  // output error at alpha = 0 (no scaling)
   double err_best = 0;

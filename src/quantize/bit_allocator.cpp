@@ -27,8 +27,8 @@ BitAllocation allocate_bits(const std::vector<BitItem>& items, std::uint64_t bud
   }
   if (unit == 0) unit = std::max<std::uint64_t>(1, (range + kBudgetCells - 1) / kBudgetCells);
   // Extra bytes per candidate in units, rounded up (so the true total never exceeds the budget).
-  const auto cells = static_cast<std::size_t>(std::min<std::uint64_t>((budget_bytes - floor_bytes) / unit,
-                                                                     (range + unit - 1) / unit + n));
+  const auto cells = static_cast<std::size_t>(
+      std::min<std::uint64_t>((budget_bytes - floor_bytes) / unit, (range + unit - 1) / unit + n));
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // best[c]: least error of the items so far using at most c extra cells; pick[i][c]: the
   // candidate item i takes in that optimum (for the walk back).

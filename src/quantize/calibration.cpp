@@ -45,7 +45,8 @@ std::shared_ptr<const model::ActivationStats> calibrate(const std::string& input
   }
   if (static_cast<std::int64_t>(ids.size()) > opt.max_tokens) ids.resize(static_cast<std::size_t>(opt.max_tokens));
   if (opt.log) {
-    std::fprintf(opt.log, "calibration: %zu tokens of %s through %s\n", ids.size(), opt.text_path.c_str(), runnable.c_str());
+    std::fprintf(opt.log, "calibration: %zu tokens of %s through %s\n", ids.size(), opt.text_path.c_str(),
+                 runnable.c_str());
   }
   model::ActivationStatsOptions so;
   so.n_ctx = opt.n_ctx;

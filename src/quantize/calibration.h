@@ -15,10 +15,10 @@
 namespace wisp::quantize {
 
 struct CalibOptions {
-  std::string text_path;          // --calib
-  std::int64_t max_tokens = 4096; // --calib-tokens (the text's first tokens)
-  std::int64_t n_ctx = 512;       // window length
-  std::string temp_dir = ".";     // where a temporary F16 GGUF may be written (the output's folder)
+  std::string text_path;           // --calib
+  std::int64_t max_tokens = 4096;  // --calib-tokens (the text's first tokens)
+  std::int64_t n_ctx = 512;        // window length
+  std::string temp_dir = ".";      // where a temporary F16 GGUF may be written (the output's folder)
   // --gptq: keep every activation row (a Hessian per input needs them all, not a sample).
   bool keep_all_rows = false;
   int n_threads = 0;

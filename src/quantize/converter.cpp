@@ -106,8 +106,9 @@ ConvertReport convert(const ConvertOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Source> src = open_source(opt.input);
   const int n_threads = opt.n_threads > 0 ? opt.n_threads : std::max(1u, std::thread::hardware_concurrency());
-  if (opt.log) std::fprintf(opt.log, "quantize: %s -> %s (%s, %d threads)\n", src->description().c_str(), opt.output.c_str(),
-                            opt.policy.base->name, n_threads);
+  if (opt.log)
+    std::fprintf(opt.log, "quantize: %s -> %s (%s, %d threads)\n", src->description().c_str(), opt.output.c_str(),
+                 opt.policy.base->name, n_threads);
 
   GgufWriter writer;
   src->write_metadata(writer);
@@ -133,7 +134,8 @@ ConvertReport convert(const ConvertOptions& opt) {
   }
   std::map<std::string, std::vector<float>> importance = opt.importance;
   if (opt.calib) importance.merge(calibration_importance(*opt.calib, awq));  // keeps entries already there
-  if (opt.outlier_fraction > 0) writer.set_f32("wisp.quantize.outlier_fraction", static_cast<float>(opt.outlier_fraction));
+  if (opt.outlier_fraction > 0)
+    writer.set_f32("wisp.quantize.outlier_fraction", static_cast<float>(opt.outlier_fraction));
   const std::vector<SourceTensor> tensors = transformed_tensors(src->tensors(), awq);
   std::unique_ptr<GptqTensors> gptq;
   if (opt.gptq) {
@@ -179,7 +181,8 @@ ConvertReport convert(const ConvertOptions& opt) {
       warned = true;
     }
     if (t.name.find(".outlier_") != std::string::npos) {
-      throw Error(opt.input + ": tensor " + t.name + " is a sparse outlier table: quantize from the unquantized source");
+      throw Error(opt.input + ": tensor " + t.name +
+                  " is a sparse outlier table: quantize from the unquantized source");
     }
     TensorReport& rep = report.tensors[i];
     const BlockTypeInfo& type = choose_type(opt.policy, bpw_plan, t, &rep.reason);
@@ -196,45 +199,47 @@ ConvertReport convert(const ConvertOptions& opt) {
     report.total_bytes += rep.bytes;
     report.total_elements += rep.n_elements;
     const std::size_t idx = i, count = tensors.size();
-    writer.add_tensor(t.name, type.id, t.ne, [&, idx, count, by_gptq, &type = type, sparse](std::span<std::uint8_t> out) {
-      const SourceTensor& st = tensors[idx];
-      TensorReport& r = report.tensors[idx];
-      RowOptions ro;
-      ro.range_search = opt.range_search;
-      if (auto it = importance.find(st.name); it != importance.end()) {
-        if (static_cast<std::int64_t>(it->second.size()) != st.ne[0]) {
-          throw Error("tensor " + st.name + ": calibration statistics have " + std::to_string(it->second.size()) +
-                      " channels, the tensor's rows have " + std::to_string(st.ne[0]));
-        }
-        ro.importance = it->second;
-      }
-      const auto s0 = std::chrono::steady_clock::now();
-      double h_err = -1;
-      if (by_gptq) {
-        gptq->quantize(st, type, out, sparse.get(), opt.verbose ? &r.error : nullptr, opt.verbose ? &h_err : nullptr);
-      } else {
-        r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
-      }
-      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-      if (opt.log) {
-        std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s%s", idx + 1, count, st.name.c_str(),
-                     st.stored_type.c_str(), type.name, static_cast<double>(out.size()) / kMiB,
-                     static_cast<double>(st.n_elements()) / 1e6 / std::max(dt, 1e-9), by_gptq ? "  gptq" : "");
-        if (opt.verbose) {
-          std::fprintf(opt.log, "  rmse %.3e  max|err| %.3e  rel %.4f", r.error.rmse(), r.error.max_abs_err,
-                       r.error.relative_rmse());
-          if (h_err >= 0) std::fprintf(opt.log, "  H-weighted rel %.4e", h_err);
-        }
-        std::fprintf(opt.log, "\n");
-      }
-    });
+    writer.add_tensor(
+        t.name, type.id, t.ne, [&, idx, count, by_gptq, &type = type, sparse](std::span<std::uint8_t> out) {
+          const SourceTensor& st = tensors[idx];
+          TensorReport& r = report.tensors[idx];
+          RowOptions ro;
+          ro.range_search = opt.range_search;
+          if (auto it = importance.find(st.name); it != importance.end()) {
+            if (static_cast<std::int64_t>(it->second.size()) != st.ne[0]) {
+              throw Error("tensor " + st.name + ": calibration statistics have " + std::to_string(it->second.size()) +
+                          " channels, the tensor's rows have " + std::to_string(st.ne[0]));
+            }
+            ro.importance = it->second;
+          }
+          const auto s0 = std::chrono::steady_clock::now();
+          double h_err = -1;
+          if (by_gptq) {
+            gptq->quantize(st, type, out, sparse.get(), opt.verbose ? &r.error : nullptr,
+                           opt.verbose ? &h_err : nullptr);
+          } else {
+            r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
+          }
+          const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+          if (opt.log) {
+            std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s%s", idx + 1, count,
+                         st.name.c_str(), st.stored_type.c_str(), type.name, static_cast<double>(out.size()) / kMiB,
+                         static_cast<double>(st.n_elements()) / 1e6 / std::max(dt, 1e-9), by_gptq ? "  gptq" : "");
+            if (opt.verbose) {
+              std::fprintf(opt.log, "  rmse %.3e  max|err| %.3e  rel %.4f", r.error.rmse(), r.error.max_abs_err,
+                           r.error.relative_rmse());
+              if (h_err >= 0) std::fprintf(opt.log, "  H-weighted rel %.4e", h_err);
+            }
+            std::fprintf(opt.log, "\n");
+          }
+        });
     if (sparse) {
       // The side table follows its weight (FORMAT.md): filled by the weight's callback above,
       // which the writer runs first.
       const auto nnz = sparse->nnz();
       const auto idx_type = sparse->narrow_idx() ? GgmlType::kF16 : GgmlType::kF32;
-      writer.add_tensor(model::outlier_rowptr_name(t.name), static_cast<std::uint32_t>(GgmlType::kF32), {t.n_rows() + 1},
-                        [sparse](std::span<std::uint8_t> out) { sparse->write_rowptr(out.data()); });
+      writer.add_tensor(model::outlier_rowptr_name(t.name), static_cast<std::uint32_t>(GgmlType::kF32),
+                        {t.n_rows() + 1}, [sparse](std::span<std::uint8_t> out) { sparse->write_rowptr(out.data()); });
       writer.add_tensor(model::outlier_idx_name(t.name), static_cast<std::uint32_t>(idx_type), {nnz},
                         [sparse](std::span<std::uint8_t> out) { sparse->write_idx(out.data()); });
       writer.add_tensor(model::outlier_val_name(t.name), static_cast<std::uint32_t>(GgmlType::kF16), {nnz},

@@ -30,16 +30,16 @@ struct ConvertOptions {
   // --calib: activation statistics of the source (quantize/calibration.h). Their mean x^2 per
   // input channel becomes the importance of every tensor not in `importance`.
   std::shared_ptr<const model::ActivationStats> calib;
-  bool awq = false;            // --awq: salient-channel scaling from `calib` (quantize/awq.h)
-  float awq_alpha = -1.0f;     // >= 0: that alpha for every group instead of the search
+  bool awq = false;         // --awq: salient-channel scaling from `calib` (quantize/awq.h)
+  float awq_alpha = -1.0f;  // >= 0: that alpha for every group instead of the search
   // --gptq: WQ tensors with calibration rows quantized by GPTQ (quantize/gptq.h); needs `calib`
   // collected with every row kept (CalibOptions::keep_all_rows).
   bool gptq = false;
   GptqOptions gptq_opt;
-  double outlier_fraction = 0; // --outliers: sparse full-precision outliers per row (quantize/outliers.h)
-  int n_threads = 0;          // 0: hardware threads
-  bool verbose = false;       // per-tensor error statistics
-  std::FILE* log = stderr;    // progress; nullptr for silence
+  double outlier_fraction = 0;  // --outliers: sparse full-precision outliers per row (quantize/outliers.h)
+  int n_threads = 0;            // 0: hardware threads
+  bool verbose = false;         // per-tensor error statistics
+  std::FILE* log = stderr;      // progress; nullptr for silence
 };
 
 struct TensorReport {
@@ -53,7 +53,7 @@ struct TensorReport {
 
 struct ConvertReport {
   std::vector<TensorReport> tensors;
-  std::uint64_t total_bytes = 0;   // tensor data written
+  std::uint64_t total_bytes = 0;  // tensor data written
   std::int64_t total_elements = 0;
   double seconds = 0;
   double bits_per_weight() const { return total_elements == 0 ? 0 : 8.0 * total_bytes / total_elements; }

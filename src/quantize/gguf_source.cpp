@@ -34,7 +34,8 @@ class GgufSource final : public Source {
   const std::vector<SourceTensor>& tensors() const override { return tensors_; }
   void write_metadata(GgufWriter& w) const override {
     for (const GgufKeyValue& kv : file_.metadata()) {
-      if (kv.key == "general.file_type" || kv.key == "general.quantization_version" || kv.key == "general.alignment") continue;
+      if (kv.key == "general.file_type" || kv.key == "general.quantization_version" || kv.key == "general.alignment")
+        continue;
       if (kv.key.starts_with("wisp.quantize.")) continue;  // describes the source, rewritten below
       w.set_value(kv.key, kv.value);
     }

@@ -147,7 +147,8 @@ GptqFactor gptq_factor(std::vector<double> h, std::int64_t n, const GptqOptions&
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t ci = f.perm[static_cast<std::size_t>(n - 1 - i)];
     for (std::int64_t j = 0; j < n; ++j) {
-      hr[static_cast<std::size_t>(i * n + j)] = h[static_cast<std::size_t>(ci * n + f.perm[static_cast<std::size_t>(n - 1 - j)])];
+      hr[static_cast<std::size_t>(i * n + j)] =
+          h[static_cast<std::size_t>(ci * n + f.perm[static_cast<std::size_t>(n - 1 - j)])];
     }
   }
   h.clear();
@@ -231,7 +232,8 @@ struct RowChunk {
         const std::int64_t g = c / G;
         if (!started[static_cast<std::size_t>(g)]) {
           started[static_cast<std::size_t>(g)] = true;
-          for (std::int64_t r = 0; r < rows; ++r) params[static_cast<std::size_t>(r * n_groups + g)] = group_params(w, err, r, g, i, b0, b1, kept, gx, gw);
+          for (std::int64_t r = 0; r < rows; ++r)
+            params[static_cast<std::size_t>(r * n_groups + g)] = group_params(w, err, r, g, i, b0, b1, kept, gx, gw);
         }
         const double d = u[i * n + i];
         for (std::int64_t r = 0; r < rows; ++r) {
@@ -290,16 +292,20 @@ struct RowChunk {
       const std::int64_t c = g * G + j, p = fac.pos[static_cast<std::size_t>(c)];
       double v = w[static_cast<std::size_t>(r * n + p)];
       if (p >= b1) {
-        for (std::int64_t t = b0; t < i; ++t) v -= err[static_cast<std::size_t>(r * B + (t - b0))] * fac.u[static_cast<std::size_t>(t * n + p)];
+        for (std::int64_t t = b0; t < i; ++t)
+          v -= err[static_cast<std::size_t>(r * B + (t - b0))] * fac.u[static_cast<std::size_t>(t * n + p)];
       }
       gx[static_cast<std::size_t>(j)] = static_cast<float>(v);
-      gw[static_cast<std::size_t>(j)] = kept[static_cast<std::size_t>(r * n + c)] ? 0.0f : static_cast<float>(fac.diag[static_cast<std::size_t>(c)]);
-      if (!kept[static_cast<std::size_t>(r * n + c)]) lo = std::min(lo, gx[static_cast<std::size_t>(j)]), hi = std::max(hi, gx[static_cast<std::size_t>(j)]);
+      gw[static_cast<std::size_t>(j)] =
+          kept[static_cast<std::size_t>(r * n + c)] ? 0.0f : static_cast<float>(fac.diag[static_cast<std::size_t>(c)]);
+      if (!kept[static_cast<std::size_t>(r * n + c)])
+        lo = std::min(lo, gx[static_cast<std::size_t>(j)]), hi = std::max(hi, gx[static_cast<std::size_t>(j)]);
     }
     if (k > 0) {
       // Kept entries must not set the range: they sit at a value inside it (0 clamped in).
       for (std::int64_t j = 0; j < G; ++j) {
-        if (kept[static_cast<std::size_t>(r * n + g * G + j)]) gx[static_cast<std::size_t>(j)] = lo > hi ? 0.0f : std::clamp(0.0f, lo, hi);
+        if (kept[static_cast<std::size_t>(r * n + g * G + j)])
+          gx[static_cast<std::size_t>(j)] = lo > hi ? 0.0f : std::clamp(0.0f, lo, hi);
       }
     }
     if (opt.range_search) return search_group_params(gx.data(), gw.data(), f.bits, static_cast<int>(G));
@@ -317,7 +323,8 @@ void gptq_quantize_rows(const GptqFactor& fac, const WqFormat& f, const float* w
   if (f.bits == 0 || n % f.group != 0) {
     throw Error("gptq: rows of " + std::to_string(n) + " values are not whole groups of " + std::to_string(f.group));
   }
-  if (k < 0 || k > n || (k > 0 && (idx == nullptr || val == nullptr))) throw Error("gptq: bad outlier count " + std::to_string(k));
+  if (k < 0 || k > n || (k > 0 && (idx == nullptr || val == nullptr)))
+    throw Error("gptq: bad outlier count " + std::to_string(k));
   const std::size_t row_bytes = static_cast<std::size_t>(n / f.group) * f.block_bytes();
   const RowChunk chunk{fac, f, opt, k};
   const std::int64_t n_chunks = (rows + kRowChunk - 1) / kRowChunk;
@@ -348,7 +355,8 @@ double hessian_relative_error(std::span<const double> h, const float* w, const f
     for (std::int64_t i = 0; i < n; ++i) {
       const double* hi = h.data() + i * n;
       double se = 0, sx = 0;
-      for (std::int64_t j = 0; j < n; ++j) se += hi[j] * e[static_cast<std::size_t>(j)], sx += hi[j] * x[static_cast<std::size_t>(j)];
+      for (std::int64_t j = 0; j < n; ++j)
+        se += hi[j] * e[static_cast<std::size_t>(j)], sx += hi[j] * x[static_cast<std::size_t>(j)];
       num += e[static_cast<std::size_t>(i)] * se;
       den += x[static_cast<std::size_t>(i)] * sx;
     }

@@ -32,9 +32,9 @@
 namespace wisp::quantize {
 
 struct GptqOptions {
-  double damp = 0.01;      // --gptq-damp: fraction of mean(diag H) added to the diagonal
-  bool act_order = false;  // --act-order: columns by descending diag H
-  int block_size = 128;    // --gptq-block: columns per lazy update
+  double damp = 0.01;         // --gptq-damp: fraction of mean(diag H) added to the diagonal
+  bool act_order = false;     // --act-order: columns by descending diag H
+  int block_size = 128;       // --gptq-block: columns per lazy update
   bool range_search = false;  // group ranges by the weighted range search instead of min/max
   int n_threads = 1;
 };

@@ -27,7 +27,8 @@ void GptqTensors::expect(const SourceTensor& t) { ++shared_[stats_->find(t.name)
 
 std::vector<double> GptqTensors::hessian(const SourceTensor& t) const {
   const model::ChannelStats* cs = stats_->find(t.name);
-  if (cs == nullptr || cs->cols() != t.ne[0]) throw Error("gptq: tensor " + t.name + " has no calibration rows of its width");
+  if (cs == nullptr || cs->cols() != t.ne[0])
+    throw Error("gptq: tensor " + t.name + " has no calibration rows of its width");
   const std::int64_t n = t.ne[0], m = cs->sample_rows();
   HessianAccumulator acc(n);
   constexpr std::int64_t kChunk = 256;
@@ -40,7 +41,8 @@ std::vector<double> GptqTensors::hessian(const SourceTensor& t) const {
     const std::vector<float>& s = it->second.col_scale;
     for (std::int64_t i = 0; i < n; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
-        h[static_cast<std::size_t>(i * n + j)] /= static_cast<double>(s[static_cast<std::size_t>(i)]) * s[static_cast<std::size_t>(j)];
+        h[static_cast<std::size_t>(i * n + j)] /=
+            static_cast<double>(s[static_cast<std::size_t>(i)]) * s[static_cast<std::size_t>(j)];
       }
     }
   }
@@ -53,8 +55,8 @@ const GptqFactor& GptqTensors::factor(const SourceTensor& t) {
     const auto t0 = std::chrono::steady_clock::now();
     sh.factor = std::make_unique<GptqFactor>(gptq_factor(hessian(t), t.ne[0], opt_, t.name));
     if (log_) {
-      std::fprintf(log_, "gptq: Hessian of %s's input (%lld x %lld from %lld rows) factored in %.1f s\n", t.name.c_str(),
-                   static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[0]),
+      std::fprintf(log_, "gptq: Hessian of %s's input (%lld x %lld from %lld rows) factored in %.1f s\n",
+                   t.name.c_str(), static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[0]),
                    static_cast<long long>(stats_->find(t.name)->sample_rows()),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }

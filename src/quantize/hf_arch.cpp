@@ -93,8 +93,8 @@ HfModelPlan plan_hf_model(const HfCheckpoint& ckpt) {
   }
   const std::string cfg_path = (ckpt.dir() / kHfConfigFile).string();
   if (!info) {
-    throw Error(cfg_path + ": architecture " + plan.hf_architecture + " is not supported; supported: " +
-                supported_list());
+    throw Error(cfg_path + ": architecture " + plan.hf_architecture +
+                " is not supported; supported: " + supported_list());
   }
   plan.arch = info->gguf;
   plan.text_config = ckpt.config();
@@ -149,8 +149,8 @@ HfModelPlan plan_hf_model(const HfCheckpoint& ckpt) {
   }
   add(pre + "norm.weight", "output_norm.weight", {h.n_embd}, norm);
   if (!h.tied) {
-    const std::string head = info->multimodal && pre == "language_model.model." ? "language_model.lm_head.weight"
-                                                                                  : "lm_head.weight";
+    const std::string head =
+        info->multimodal && pre == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
     add(head, "output.weight", {plan.n_vocab, h.n_embd});
   }
   return plan;
@@ -163,8 +163,7 @@ void write_hf_hparams(const HfModelPlan& plan, GgufWriter& w) {
   auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   w.set_string("general.architecture", plan.arch);
   w.set_u32(a + "block_count", u32(h.n_layer));
-  w.set_u32(a + "context_length",
-            u32(opt_int(cfg, "max_position_embeddings").value_or(h.gemma ? 131072 : 4096)));
+  w.set_u32(a + "context_length", u32(opt_int(cfg, "max_position_embeddings").value_or(h.gemma ? 131072 : 4096)));
   w.set_u32(a + "embedding_length", u32(h.n_embd));
   w.set_u32(a + "feed_forward_length", u32(h.n_ff));
   w.set_u32(a + "attention.head_count", u32(h.n_head));

@@ -23,11 +23,11 @@ enum class RowTransform {
 };
 
 struct HfTensorPlan {
-  std::string hf_name;                    // "model.layers.0.self_attn.q_proj.weight"
-  std::string gguf_name;                  // "blk.0.attn_q.weight"
-  std::vector<std::int64_t> hf_shape;     // expected shape, outermost first
+  std::string hf_name;                 // "model.layers.0.self_attn.q_proj.weight"
+  std::string gguf_name;               // "blk.0.attn_q.weight"
+  std::vector<std::int64_t> hf_shape;  // expected shape, outermost first
   RowTransform transform = RowTransform::kNone;
-  std::int64_t permute_heads = 0;         // head count for kPermuteHeads
+  std::int64_t permute_heads = 0;  // head count for kPermuteHeads
 };
 
 struct HfModelPlan {

@@ -36,7 +36,8 @@ class HfSource final : public Source {
     for (const HfTensorPlan& p : plan_.tensors) tensors_.push_back(make_tensor(p));
     tok_.tokenizer_json = ckpt_.tokenizer_json();
     tok_.tokenizer_config_json = ckpt_.tokenizer_config_json();
-    if (std::filesystem::exists(ckpt_.dir() / "tokenizer.model")) tok_.sentencepiece_model = ckpt_.dir() / "tokenizer.model";
+    if (std::filesystem::exists(ckpt_.dir() / "tokenizer.model"))
+      tok_.sentencepiece_model = ckpt_.dir() / "tokenizer.model";
     tok_.config_json = ckpt_.dir() / kHfConfigFile;
     if (!tok_.tokenizer_json && !tok_.sentencepiece_model) {
       throw Error(dir + ": no tokenizer.json or tokenizer.model; a GGUF without a vocabulary cannot run");
@@ -72,8 +73,8 @@ class HfSource final : public Source {
     const RowTransform tr = p.transform;
     const std::int64_t heads = p.permute_heads;
     if (tr == RowTransform::kPermuteHeads && (heads <= 0 || rows % heads != 0 || (rows / heads) % 2 != 0)) {
-      throw Error(file.path() + ": tensor " + p.hf_name + ": " + std::to_string(rows) +
-                  " rows do not split into " + std::to_string(heads) + " heads of even size");
+      throw Error(file.path() + ": tensor " + p.hf_name + ": " + std::to_string(rows) + " rows do not split into " +
+                  std::to_string(heads) + " heads of even size");
     }
     s.read_row = [=](std::int64_t r, float* out) {
       const std::int64_t src = tr == RowTransform::kPermuteHeads ? permuted_source_row(r, rows, heads) : r;

@@ -65,8 +65,8 @@ std::string choose_pre(const json& pre, const std::string& path) {
     }
   };
   visit(pre, visit);
-  if (regexes.find("\\p{N}{1,3}") != std::string::npos) return "llama-bpe";  // Llama 3
-  if (regexes.find("\\p{L}+|\\p{N}|") != std::string::npos) return "qwen2";  // single digits
+  if (regexes.find("\\p{N}{1,3}") != std::string::npos) return "llama-bpe";       // Llama 3
+  if (regexes.find("\\p{L}+|\\p{N}|") != std::string::npos) return "qwen2";       // single digits
   if (regexes.empty() && digits_individual && byte_level_regex) return "smollm";  // SmolLM, StarCoder
   if (regexes.empty() && !digits_individual && byte_level_regex) return "gpt-2";
   throw Error(path + ": unrecognised byte-level pre-tokenizer " + pre.dump().substr(0, 300) +
@@ -78,10 +78,10 @@ std::optional<std::string> token_text(const json& cfg, const std::string& key) {
   auto it = cfg.find(key);
   if (it == cfg.end()) return std::nullopt;
   if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
   return std::nullopt;
 }
-
 
 struct Vocab {
   std::vector<std::string> tokens;
@@ -103,12 +103,13 @@ std::map<std::int64_t, std::pair<std::string, bool>> added_tokens(const json& to
   return out;
 }
 
-void write_gpt2_vocab(const json& tok, const json& tcfg, const std::string& path, std::int64_t n_vocab,
-                      GgufWriter& w, Vocab& v) {
+void write_gpt2_vocab(const json& tok, const json& tcfg, const std::string& path, std::int64_t n_vocab, GgufWriter& w,
+                      Vocab& v) {
   const json& model = tok["model"];
   // id -> text: the model's vocabulary, then added tokens (which may extend it).
   std::map<std::int64_t, std::string> by_id;
-  for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) by_id[it.value().get<std::int64_t>()] = it.key();
+  for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it)
+    by_id[it.value().get<std::int64_t>()] = it.key();
   const auto added = added_tokens(tok, tcfg);
   for (const auto& [id, a] : added) by_id[id] = a.first;
   const std::int64_t size = std::max<std::int64_t>(n_vocab, by_id.empty() ? 0 : by_id.rbegin()->first + 1);
@@ -159,11 +160,12 @@ void write_gpt2_vocab(const json& tok, const json& tcfg, const std::string& path
   w.set_bool("tokenizer.ggml.add_bos_token", add_bos);
   // Byte-level BPE never prepends a space unless the pre-tokenizer is told to.
   const json& pre = tok["pre_tokenizer"];
-  w.set_bool("tokenizer.ggml.add_space_prefix", pre.value("type", "") == "ByteLevel" && pre.value("add_prefix_space", false));
+  w.set_bool("tokenizer.ggml.add_space_prefix",
+             pre.value("type", "") == "ByteLevel" && pre.value("add_prefix_space", false));
 }
 
-void write_spm_vocab(const std::filesystem::path& model_path, const json& tok, const json& tcfg,
-                     std::int64_t n_vocab, GgufWriter& w, Vocab& v) {
+void write_spm_vocab(const std::filesystem::path& model_path, const json& tok, const json& tcfg, std::int64_t n_vocab,
+                     GgufWriter& w, Vocab& v) {
   const SentencePieceModel sp = read_sentencepiece_model(model_path);
   const auto added = added_tokens(tok, tcfg);
   std::int64_t size = std::max<std::int64_t>(n_vocab, static_cast<std::int64_t>(sp.pieces.size()));
@@ -220,7 +222,8 @@ void write_hf_tokenizer(const HfTokenizerFiles& files, std::int64_t n_vocab, Ggu
   } else if (files.sentencepiece_model) {
     write_spm_vocab(*files.sentencepiece_model, tok, tcfg, n_vocab, w, v);
   } else {
-    const std::string where = files.tokenizer_json ? files.tokenizer_json->string() : files.config_json.parent_path().string();
+    const std::string where =
+        files.tokenizer_json ? files.tokenizer_json->string() : files.config_json.parent_path().string();
     const std::string type = tok.contains("model") && tok["model"].is_object() ? tok["model"].value("type", "") : "";
     throw Error(where + ": tokenizer \"" + type +
                 "\" is neither a byte-level BPE tokenizer.json nor accompanied by a SentencePiece tokenizer.model; "

@@ -35,7 +35,10 @@ struct OutlierTable {
   std::vector<std::uint16_t> val;  // f16 residuals
 
   OutlierTable(std::int64_t rows, std::int64_t cols, std::int64_t k)
-      : n_rows(rows), n_cols(cols), per_row(k), idx(static_cast<std::size_t>(rows * k)),
+      : n_rows(rows),
+        n_cols(cols),
+        per_row(k),
+        idx(static_cast<std::size_t>(rows * k)),
         val(static_cast<std::size_t>(rows * k)) {}
   std::int64_t nnz() const { return n_rows * per_row; }
   // The side-table tensors' bytes as written (FORMAT.md): rowptr as u32 bit patterns in an F32

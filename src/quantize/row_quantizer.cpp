@@ -75,7 +75,8 @@ void quantize_row(const BlockTypeInfo& type, const float* x, std::uint8_t* out, 
                   ErrorStats* stats) {
   const WqFormat f = wq_format(type.id);
   if (f.bits != 0 && (opt.range_search || !opt.importance.empty())) {
-    if (n % f.group != 0) throw Error(std::string(type.name) + ": row of " + std::to_string(n) + " values is not whole groups");
+    if (n % f.group != 0)
+      throw Error(std::string(type.name) + ": row of " + std::to_string(n) + " values is not whole groups");
     const std::size_t bb = f.block_bytes();
     for (std::int64_t g = 0; g < n / f.group; ++g) {
       const float* w = opt.importance.empty() ? nullptr : opt.importance.data() + g * f.group;

@@ -11,8 +11,8 @@
 
 namespace wisp::quantize {
 
-RunnableSource::RunnableSource(const std::string& input, const std::string& dir, const std::string& tag,
-                               int n_threads, std::FILE* log) {
+RunnableSource::RunnableSource(const std::string& input, const std::string& dir, const std::string& tag, int n_threads,
+                               std::FILE* log) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(input)) {
     try {

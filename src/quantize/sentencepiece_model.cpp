@@ -46,9 +46,15 @@ class Reader {
   void skip(int wire) {
     switch (wire) {
       case 0: varint(); break;
-      case 1: need(8); pos_ += 8; break;
+      case 1:
+        need(8);
+        pos_ += 8;
+        break;
       case 2: sub(); break;
-      case 5: need(4); pos_ += 4; break;
+      case 5:
+        need(4);
+        pos_ += 4;
+        break;
       default: fail("unsupported protobuf wire type " + std::to_string(wire));
     }
   }
@@ -87,18 +93,24 @@ SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path) {
       while (!p.done()) {
         const std::uint64_t k = p.varint();
         const int f = static_cast<int>(k >> 3), w = static_cast<int>(k & 7);
-        if (f == 1 && w == 2) sp.piece = p.str();
-        else if (f == 2 && w == 5) sp.score = p.fixed32();
-        else if (f == 3 && w == 0) sp.type = static_cast<int>(p.varint());
-        else p.skip(w);
+        if (f == 1 && w == 2)
+          sp.piece = p.str();
+        else if (f == 2 && w == 5)
+          sp.score = p.fixed32();
+        else if (f == 3 && w == 0)
+          sp.type = static_cast<int>(p.varint());
+        else
+          p.skip(w);
       }
       m.pieces.push_back(std::move(sp));
     } else if (field == 3 && wire == 2) {
       Reader n = r.sub();
       while (!n.done()) {
         const std::uint64_t k = n.varint();
-        if ((k >> 3) == 3 && (k & 7) == 0) m.add_dummy_prefix = n.varint() != 0;
-        else n.skip(static_cast<int>(k & 7));
+        if ((k >> 3) == 3 && (k & 7) == 0)
+          m.add_dummy_prefix = n.varint() != 0;
+        else
+          n.skip(static_cast<int>(k & 7));
       }
     } else {
       r.skip(wire);

@@ -72,7 +72,8 @@ double measure_error(const SourceTensor& t, const BlockTypeInfo& type, const Row
       quantize_row(type, x.data(), q.data(), n, ro, nullptr);
     }
     type.dequantize(q.data(), y.data(), n);
-    for (std::int64_t j = 0; j < k; ++j) y[idx[static_cast<std::size_t>(j)]] += f16_to_f32(val[static_cast<std::size_t>(j)]);
+    for (std::int64_t j = 0; j < k; ++j)
+      y[idx[static_cast<std::size_t>(j)]] += f16_to_f32(val[static_cast<std::size_t>(j)]);
     for (std::int64_t j = 0; j < n; ++j) {
       const double w = ro.importance.empty() ? 1.0 : ro.importance[static_cast<std::size_t>(j)];
       const double d = static_cast<double>(x[j]) - y[j];
@@ -117,8 +118,8 @@ std::vector<BitItem> target_bpw_candidates(const std::vector<SourceTensor>& tens
         RowOptions ro;
         ro.range_search = opt.range_search;
         if (opt.importance != nullptr) {
-          if (auto it = opt.importance->find(t.name); it != opt.importance->end() &&
-                                                       static_cast<std::int64_t>(it->second.size()) == t.ne[0]) {
+          if (auto it = opt.importance->find(t.name);
+              it != opt.importance->end() && static_cast<std::int64_t>(it->second.size()) == t.ne[0]) {
             ro.importance = it->second;
           }
         }
@@ -142,7 +143,8 @@ std::vector<BitItem> target_bpw_candidates(const std::vector<SourceTensor>& tens
 TargetBpwPlan plan_target_bpw(const std::vector<SourceTensor>& tensors, const TypePolicy& policy,
                               const TargetBpwOptions& opt) {
   if (!(opt.target_bpw > 1.0) || !std::isfinite(opt.target_bpw)) {
-    throw Error("--target-bpw must be a number of bits per weight above 1 (e.g. 4.5), got " + std::to_string(opt.target_bpw));
+    throw Error("--target-bpw must be a number of bits per weight above 1 (e.g. 4.5), got " +
+                std::to_string(opt.target_bpw));
   }
   std::int64_t elements = 0;
   for (const SourceTensor& t : tensors) elements += t.n_elements();
@@ -161,10 +163,11 @@ TargetBpwPlan plan_target_bpw(const std::vector<SourceTensor>& tensors, const Ty
           return is_embedding_or_output(t.name) && !is_fixed(t, policy) && t.ne[0] % 32 == 0;
         });
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "--target-bpw %.3g is below the smallest this model reaches with the candidate types: %.3f bits/weight%s",
-                  opt.target_bpw, 8.0 * static_cast<double>(floor_bytes) / static_cast<double>(elements),
-                  protected_floor ? " (token_embd/output kept at >= 6 bits; --no-protect lowers that)" : "");
+    std::snprintf(
+        buf, sizeof buf,
+        "--target-bpw %.3g is below the smallest this model reaches with the candidate types: %.3f bits/weight%s",
+        opt.target_bpw, 8.0 * static_cast<double>(floor_bytes) / static_cast<double>(elements),
+        protected_floor ? " (token_embd/output kept at >= 6 bits; --no-protect lowers that)" : "");
     throw Error(buf);
   }
   const BitAllocation alloc = allocate_bits(items, budget);

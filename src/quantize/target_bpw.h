@@ -45,9 +45,11 @@ struct TensorChoice {
 
 struct TargetBpwPlan {
   std::map<std::string, TensorChoice> choices;  // every tensor
-  std::uint64_t bytes = 0;                       // tensor data the plan writes
+  std::uint64_t bytes = 0;                      // tensor data the plan writes
   std::int64_t elements = 0;
-  double bits_per_weight() const { return elements == 0 ? 0 : 8.0 * static_cast<double>(bytes) / static_cast<double>(elements); }
+  double bits_per_weight() const {
+    return elements == 0 ? 0 : 8.0 * static_cast<double>(bytes) / static_cast<double>(elements);
+  }
 };
 
 // The candidates and their measured errors (exposed for tests and --verbose).

@@ -29,14 +29,13 @@ const BlockTypeInfo& parse_target_type(const std::string& name) {
       if (b.quantize != nullptr) known += std::string(known.empty() ? "" : ", ") + b.name;
     }
     known += ", WQ{2,3,4,5,6,8}_G{32,64,128}";
-    throw Error("type '" + name + "' " + (t == nullptr ? "is unknown" : "has no quantizer in wisp") + " (writable: " + known + ")");
+    throw Error("type '" + name + "' " + (t == nullptr ? "is unknown" : "has no quantizer in wisp") +
+                " (writable: " + known + ")");
   }
   return *t;
 }
 
-bool is_embedding_or_output(const std::string& name) {
-  return name == "token_embd.weight" || name == "output.weight";
-}
+bool is_embedding_or_output(const std::string& name) { return name == "token_embd.weight" || name == "output.weight"; }
 
 const BlockTypeInfo& TypePolicy::choose(const SourceTensor& t, std::string* reason) const {
   auto say = [&](const char* why) {

@@ -11,9 +11,7 @@ namespace wisp {
 
 namespace {
 
-bool before(const Candidate& a, const Candidate& b) {
-  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-}
+bool before(const Candidate& a, const Candidate& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); }
 
 }  // namespace
 

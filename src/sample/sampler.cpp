@@ -26,8 +26,8 @@ const SamplerParams& validated(const SamplerParams& p) {
 }  // namespace
 
 Sampler::Sampler(const SamplerParams& params)
-    : impl_(std::make_unique<Impl>(Impl{validated(params), std::mt19937_64(params.seed),
-                                        TokenHistory(params.penalty_last_n), {}})) {}
+    : impl_(std::make_unique<Impl>(
+          Impl{validated(params), std::mt19937_64(params.seed), TokenHistory(params.penalty_last_n), {}})) {}
 Sampler::~Sampler() = default;
 Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;

@@ -11,7 +11,8 @@ void SamplerParams::validate() const {
   auto bad = [](const char* name, float v, const char* range) {
     throw Error(std::string("sampler: ") + name + " = " + std::to_string(v) + " is out of range; expected " + range);
   };
-  if (!(repeat_penalty > 0.0f) || !std::isfinite(repeat_penalty)) bad("repeat_penalty", repeat_penalty, "a finite value > 0 (1 = off)");
+  if (!(repeat_penalty > 0.0f) || !std::isfinite(repeat_penalty))
+    bad("repeat_penalty", repeat_penalty, "a finite value > 0 (1 = off)");
   if (!std::isfinite(frequency_penalty)) bad("frequency_penalty", frequency_penalty, "a finite value (0 = off)");
   if (!std::isfinite(presence_penalty)) bad("presence_penalty", presence_penalty, "a finite value (0 = off)");
   if (!(top_p > 0.0f && top_p <= 1.0f)) bad("top_p", top_p, "0 < top_p <= 1 (1 = off)");

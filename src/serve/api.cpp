@@ -93,7 +93,8 @@ class Fields {
         throw out_of_range(std::to_string(v->get<std::uint64_t>()), true);
       }
       i = v->get<std::int64_t>();
-    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>()) {
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) &&
+               std::floor(v->get<double>()) == v->get<double>()) {
       // 5.0 is an integer, as pydantic reads it; so is 1e19 (JSON has no integer limit), past 64 bits.
       const double d = v->get<double>();
       if (d < -0x1p63 || d >= 0x1p63) throw out_of_range(num_text(d), d > 0);
@@ -125,7 +126,8 @@ class Fields {
 };
 
 void require_object(const json& body) {
-  if (!body.is_object()) throw invalid_request("", std::string("the request body must be a JSON object, got ") + type_name(body));
+  if (!body.is_object())
+    throw invalid_request("", std::string("the request body must be a JSON object, got ") + type_name(body));
 }
 
 std::vector<TokenId> tokenize_or_400(const Tokenizer& tok, std::string_view text, TokenizeOptions opts,
@@ -149,7 +151,8 @@ GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint en
   f.string("user");   // ignored
   RequestParams& p = spec.params;
   p.max_tokens = chat ? 0 : 16;  // OpenAI's defaults: chat until the end of the turn, completions 16
-  if (auto v = f.integer("max_tokens", 1, std::numeric_limits<std::int64_t>::max())) p.max_tokens = static_cast<std::size_t>(*v);
+  if (auto v = f.integer("max_tokens", 1, std::numeric_limits<std::int64_t>::max()))
+    p.max_tokens = static_cast<std::size_t>(*v);
   if (chat) {
     if (auto v = f.integer("max_completion_tokens", 1, std::numeric_limits<std::int64_t>::max())) {
       p.max_tokens = static_cast<std::size_t>(*v);
@@ -278,8 +281,8 @@ std::vector<TokenId> token_array(const json& arr, const ApiContext& ctx, const s
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const json& t = arr[i];
     if (!t.is_number_integer()) {
-      throw invalid_request(param, "'" + param + "[" + std::to_string(i) + "]' must be a token id (an integer), got " +
-                                       type_name(t));
+      throw invalid_request(
+          param, "'" + param + "[" + std::to_string(i) + "]' must be a token id (an integer), got " + type_name(t));
     }
     const std::int64_t v = t.is_number_unsigned() && t.get<std::uint64_t>() > (1ull << 40) ? -1 : t.get<std::int64_t>();
     if (v < 0 || v >= n_vocab) {
@@ -310,14 +313,15 @@ GenerationSpec parse_chat_request(const json& body, const ApiContext& ctx) {
   spec.params.logprobs = logprobs ? static_cast<int>(top.value_or(0)) : -1;
   if (const json* tools = f.get("tools")) {
     if (!tools->is_array()) f.wrong_type("tools", "an array", *tools);
-    if (!tools->empty()) throw invalid_request("tools", "'tools' (function calling) is not supported yet", "unsupported");
+    if (!tools->empty())
+      throw invalid_request("tools", "'tools' (function calling) is not supported yet", "unsupported");
   }
   if (const json* rf = f.get("response_format")) {
     if (!rf->is_object()) f.wrong_type("response_format", "an object", *rf);
     auto type = Fields(*rf, "response_format").string("type");
     if (type && *type != "text") {
-      throw invalid_request("response_format.type", "response_format '" + *type + "' is not supported yet (only 'text')",
-                            "unsupported");
+      throw invalid_request("response_format.type",
+                            "response_format '" + *type + "' is not supported yet (only 'text')", "unsupported");
     }
   }
 
@@ -336,7 +340,8 @@ GenerationSpec parse_chat_request(const json& body, const ApiContext& ctx) {
     if (r == "developer") r = "system";  // OpenAI's newer name for the system message
     if (r != "system" && r != "user" && r != "assistant") {
       throw invalid_request(mp + ".role", "'" + mp + ".role' must be one of system, developer, user, assistant; got '" +
-                                              *role + "'" + (*role == "tool" ? " (tool calls are not supported yet)" : ""));
+                                              *role + "'" +
+                                              (*role == "tool" ? " (tool calls are not supported yet)" : ""));
     }
     messages.push_back({r, message_content(m, i, r)});
   }
@@ -398,8 +403,8 @@ GenerationSpec parse_completion_request(const json& body, const ApiContext& ctx)
         } else if (e.is_array()) {
           add_ids(e);
         } else {
-          throw invalid_request("prompt", "'prompt[" + std::to_string(i) + "]' must be a string or a list of token ids, got " +
-                                              type_name(e));
+          throw invalid_request("prompt", "'prompt[" + std::to_string(i) +
+                                              "]' must be a string or a list of token ids, got " + type_name(e));
         }
       }
     }
@@ -407,7 +412,8 @@ GenerationSpec parse_completion_request(const json& body, const ApiContext& ctx)
     f.wrong_type("prompt", "a string, a list of strings or a list of token ids", *prompt);
   }
   if (spec.prompts.size() * spec.n > ctx.max_n) {
-    throw invalid_request("prompt", "at most " + std::to_string(ctx.max_n) + " choices per request (prompts times n), got " +
+    throw invalid_request("prompt", "at most " + std::to_string(ctx.max_n) +
+                                        " choices per request (prompts times n), got " +
                                         std::to_string(spec.prompts.size() * spec.n));
   }
   for (const auto& p : spec.prompts) {
@@ -425,8 +431,8 @@ json tokenize_response(const json& body, const ApiContext& ctx) {
   const bool add_special = f.boolean("add_special").value_or(false);
   const bool parse_special = f.boolean("parse_special").value_or(true);
   const bool with_pieces = f.boolean("with_pieces").value_or(false);
-  std::vector<TokenId> ids = tokenize_or_400(*ctx.tokenizer, *content, {.add_special = add_special, .parse_special = parse_special},
-                                             "content");
+  std::vector<TokenId> ids = tokenize_or_400(*ctx.tokenizer, *content,
+                                             {.add_special = add_special, .parse_special = parse_special}, "content");
   json tokens = json::array();
   for (TokenId id : ids) {
     if (with_pieces) {
@@ -467,7 +473,8 @@ json usage_json(const Usage& u) {
 
 namespace {
 json envelope(const char* object, const std::string& id, std::int64_t created, const std::string& model) {
-  return json{{"id", id}, {"object", object}, {"created", created}, {"model", model}, {"system_fingerprint", "wisp-0.1.0"}};
+  return json{
+      {"id", id}, {"object", object}, {"created", created}, {"model", model}, {"system_fingerprint", "wisp-0.1.0"}};
 }
 }  // namespace
 

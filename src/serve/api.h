@@ -48,7 +48,7 @@ struct ApiContext {
   const ChatTemplate* chat_template = nullptr;
   ChatRenderOptions render_options;  // bos/eos text for the template
   std::string model_name;
-  std::size_t n_ctx = 0;  // tokens per request (prompt + generated)
+  std::size_t n_ctx = 0;   // tokens per request (prompt + generated)
   std::size_t max_n = 16;  // most choices per request
 };
 
@@ -120,8 +120,8 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
 // Streamed chunks. `delta_role` adds "role":"assistant" (the first chunk of a chat choice);
 // `finish` adds the finish reason (and an empty delta for chat).
 json chat_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
-                     std::optional<std::string_view> content, bool delta_role,
-                     std::optional<FinishReason> finish, const json& logprobs = nullptr);
+                     std::optional<std::string_view> content, bool delta_role, std::optional<FinishReason> finish,
+                     const json& logprobs = nullptr);
 json text_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
                      std::string_view text, std::optional<FinishReason> finish, const json& logprobs = nullptr);
 // The usage chunk of stream_options.include_usage: "choices": [] and the usage.

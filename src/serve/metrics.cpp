@@ -13,7 +13,8 @@ std::string num(double v) {
 }
 
 void series(std::string& out, const char* name, const char* type, const char* help, double value) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + num(value) + "\n";
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + num(value) +
+         "\n";
 }
 
 }  // namespace
@@ -93,10 +94,12 @@ std::string Metrics::render(std::size_t submitted) const {
          static_cast<double>(stats_.preemptions));
   series(out, "wisp_prompt_tokens_total", "counter", "Prompt tokens computed (prefix-cache hits excluded).",
          static_cast<double>(stats_.prompt_tokens));
-  series(out, "wisp_generation_tokens_total", "counter", "Tokens generated.", static_cast<double>(stats_.generated_tokens));
+  series(out, "wisp_generation_tokens_total", "counter", "Tokens generated.",
+         static_cast<double>(stats_.generated_tokens));
   series(out, "wisp_steps_total", "counter", "Forward passes run by the scheduler.", static_cast<double>(stats_.steps));
-  out += "# HELP wisp_requests_finished_total Generation requests (choices) finished, by reason.\n"
-         "# TYPE wisp_requests_finished_total counter\n";
+  out +=
+      "# HELP wisp_requests_finished_total Generation requests (choices) finished, by reason.\n"
+      "# TYPE wisp_requests_finished_total counter\n";
   for (const char* r : {"stop", "length", "context_full", "cancelled"}) {
     auto it = finished_.find(r);
     out += std::string("wisp_requests_finished_total{reason=\"") + r + "\"} " +

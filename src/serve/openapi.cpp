@@ -31,7 +31,9 @@ json nullable(json schema) {
   return schema;
 }
 
-json json_body(const json& schema) { return json{{"required", true}, {"content", {{"application/json", {{"schema", schema}}}}}}; }
+json json_body(const json& schema) {
+  return json{{"required", true}, {"content", {{"application/json", {{"schema", schema}}}}}};
+}
 
 json json_response(const char* description, const json& schema) {
   return json{{"description", description}, {"content", {{"application/json", {{"schema", schema}}}}}};
@@ -44,7 +46,8 @@ json with_errors(json responses, bool has_body) {
   responses["401"] = error_response("missing or wrong API key (when the server has one)");
   responses["503"] = error_response("the model is loading, or the queue is full (see Retry-After)");
   if (has_body) {
-    responses["400"] = error_response("invalid request: malformed JSON, a wrong type or an out-of-range value (param names the field)");
+    responses["400"] = error_response(
+        "invalid request: malformed JSON, a wrong type or an out-of-range value (param names the field)");
     responses["413"] = error_response("the request body is larger than the limit");
   }
   return responses;
@@ -67,9 +70,11 @@ json token_id(const ApiContext* ctx) {
 
 json sampling_properties(bool chat, std::size_t max_n) {
   json p = {
-      {"model", nullable({{"type", "string"}, {"description", "any name: the server has one model and names it in answers"}})},
-      {"max_tokens", integer(1, kInt64Max, chat ? "most tokens to generate (default: until the end of the turn or the context)"
-                                                : "most tokens to generate (default 16); the answer is cut at the context")},
+      {"model",
+       nullable({{"type", "string"}, {"description", "any name: the server has one model and names it in answers"}})},
+      {"max_tokens", integer(1, kInt64Max,
+                             chat ? "most tokens to generate (default: until the end of the turn or the context)"
+                                  : "most tokens to generate (default 16); the answer is cut at the context")},
       {"temperature", number(0, 2, "0 = greedy; default 1")},
       {"top_p", number(0, 1, "nucleus sampling; default 1 (off)")},
       {"top_k", integer(-1, kMaxTopK, "keep the k most likely; 0 or -1 = off (default)")},
@@ -79,11 +84,12 @@ json sampling_properties(bool chat, std::size_t max_n) {
       {"repeat_penalty", number(1e-6, 100, "llama.cpp's repetition penalty; default 1 (off)")},
       {"repeat_last_n", integer(0, kMaxPenaltyWindow, "tokens the penalties look at; default 64")},
       {"seed", integer(kInt64Min, kInt64Max, "the same seed and settings give the same text; choice i uses seed + i")},
-      {"stop", {{"nullable", true},
-                {"oneOf", json::array({{{"type", "string"}, {"minLength", 1}},
-                                       {{"type", "array"},
-                                        {"maxItems", kMaxStopStrings},
-                                        {"items", {{"type", "string"}, {"minLength", 1}}}}})}}},
+      {"stop",
+       {{"nullable", true},
+        {"oneOf", json::array({{{"type", "string"}, {"minLength", 1}},
+                               {{"type", "array"},
+                                {"maxItems", kMaxStopStrings},
+                                {"items", {{"type", "string"}, {"minLength", 1}}}}})}}},
       {"n", integer(1, static_cast<std::int64_t>(max_n),
                     chat ? "choices" : "choices per prompt (prompts times n at most the same limit)")},
       {"stream", nullable(boolean())},
@@ -93,7 +99,8 @@ json sampling_properties(bool chat, std::size_t max_n) {
   };
   if (chat) {
     p["max_completion_tokens"] = integer(1, kInt64Max, "as max_tokens (wins when both are given)");
-    p["logprobs"] = nullable({{"type", "boolean"}, {"description", "each token's log-probability (log-softmax of the raw logits)"}});
+    p["logprobs"] = nullable(
+        {{"type", "boolean"}, {"description", "each token's log-probability (log-softmax of the raw logits)"}});
     p["top_logprobs"] = integer(0, kMaxTopLogprobs, "that many most likely tokens per position (needs logprobs: true)");
   } else {
     p["echo"] = nullable({{"type", "boolean"}, {"description", "prefix the prompt to the text"}});
@@ -104,7 +111,8 @@ json sampling_properties(bool chat, std::size_t max_n) {
 
 // A chat message: `content` is required (not null) but for assistant messages.
 json chat_message_schema() {
-  const json parts = array_of(object({{"type", {{"type", "string"}, {"enum", json::array({"text"})}}}, {"text", str()}}, {"type", "text"}));
+  const json parts = array_of(
+      object({{"type", {{"type", "string"}, {"enum", json::array({"text"})}}}, {"text", str()}}, {"type", "text"}));
   const json content = {{"oneOf", json::array({str(), parts})}};
   json with_content = object({{"role", {{"type", "string"}, {"enum", json::array({"system", "developer", "user"})}}},
                               {"content", content},
@@ -149,11 +157,12 @@ json chat_logprobs_schema() {
 }
 
 json completion_logprobs_schema() {
-  return nullable(object({{"tokens", array_of(str())},
-                          {"token_logprobs", array_of({{"type", "number"}})},
-                          {"top_logprobs", array_of({{"type", "object"}, {"additionalProperties", {{"type", "number"}}}})},
-                          {"text_offset", array_of(int_any())}},
-                         {"tokens", "token_logprobs", "top_logprobs", "text_offset"}));
+  return nullable(
+      object({{"tokens", array_of(str())},
+              {"token_logprobs", array_of({{"type", "number"}})},
+              {"top_logprobs", array_of({{"type", "object"}, {"additionalProperties", {{"type", "number"}}}})},
+              {"text_offset", array_of(int_any())}},
+             {"tokens", "token_logprobs", "top_logprobs", "text_offset"}));
 }
 
 // The answers of one generation route, `name` whole and `name`Chunk streamed: a choice holds its
@@ -166,7 +175,10 @@ struct Generated {
 void add_answer_schemas(json& s, const std::string& name, const char* object_whole, const char* object_chunk,
                         const Generated& whole, const Generated& streamed, const json& logprobs) {
   auto choice = [&](const Generated& g, bool in_stream) {
-    return object({{"index", int_any()}, {g.field, g.schema}, {"logprobs", logprobs}, {"finish_reason", finish_reason(in_stream)}},
+    return object({{"index", int_any()},
+                   {g.field, g.schema},
+                   {"logprobs", logprobs},
+                   {"finish_reason", finish_reason(in_stream)}},
                   {"index", g.field, "finish_reason"});
   };
   s[name] = completion_schema(object_whole, choice(whole, false), true);
@@ -175,10 +187,10 @@ void add_answer_schemas(json& s, const std::string& name, const char* object_who
 
 json schemas(const ApiContext* ctx) {
   json s;
-  s["Error"] = object({{"error",
-                        object({{"message", str()}, {"type", str()}, {"param", nullable(str())}, {"code", nullable(str())}},
-                               {"message", "type", "param", "code"})}},
-                      {"error"});
+  s["Error"] = object(
+      {{"error", object({{"message", str()}, {"type", str()}, {"param", nullable(str())}, {"code", nullable(str())}},
+                        {"message", "type", "param", "code"})}},
+      {"error"});
   s["Usage"] = object({{"prompt_tokens", int_any()},
                        {"completion_tokens", int_any()},
                        {"total_tokens", int_any()},
@@ -190,19 +202,24 @@ json schemas(const ApiContext* ctx) {
   json chat = object(sampling_properties(true, max_n), {"messages"});
   chat["properties"]["messages"] = {{"type", "array"}, {"minItems", 1}, {"items", ref("ChatMessage")}};
   // top_logprobs only with logprobs: true.
-  chat["anyOf"] = json::array({{{"not", {{"required", json::array({"top_logprobs"})}}}},
-                               {{"required", json::array({"logprobs"})}, {"properties", {{"logprobs", {{"enum", json::array({true})}}}}}}});
+  chat["anyOf"] = json::array(
+      {{{"not", {{"required", json::array({"top_logprobs"})}}}},
+       {{"required", json::array({"logprobs"})}, {"properties", {{"logprobs", {{"enum", json::array({true})}}}}}}});
   s["ChatCompletionRequest"] = std::move(chat);
 
   json completion = object(sampling_properties(false, max_n), {"prompt"});
   const json ids = {{"type", "array"}, {"minItems", 1}, {"items", token_id(ctx)}};
   completion["properties"]["prompt"] = {
       {"oneOf", json::array({{{"type", "string"}, {"minLength", 1}},
-                             {{"type", "array"}, {"minItems", 1}, {"maxItems", max_n}, {"items", {{"type", "string"}, {"minLength", 1}}}},
+                             {{"type", "array"},
+                              {"minItems", 1},
+                              {"maxItems", max_n},
+                              {"items", {{"type", "string"}, {"minLength", 1}}}},
                              ids,
                              {{"type", "array"}, {"minItems", 1}, {"maxItems", max_n}, {"items", ids}}})},
-      {"description", "text, texts, or token ids (prompts times n at most the choices limit); each prompt must leave room "
-                      "for one generated token in the context"}};
+      {"description",
+       "text, texts, or token ids (prompts times n at most the choices limit); each prompt must leave room "
+       "for one generated token in the context"}};
   s["CompletionRequest"] = std::move(completion);
 
   const json assistant = {{"type", "string"}, {"enum", json::array({"assistant"})}};
@@ -234,9 +251,13 @@ json schemas(const ApiContext* ctx) {
 
 json paths(const ApiContext* ctx) {
   auto generation = [&](const char* summary, const char* req, const char* resp) {
-    json ok = json_response("the answer; with stream=true, server-sent events (data: {chunk}, ending data: [DONE])", ref(resp));
+    json ok = json_response("the answer; with stream=true, server-sent events (data: {chunk}, ending data: [DONE])",
+                            ref(resp));
     ok["content"]["text/event-stream"] = {{"schema", ref("ServerSentEvent")}};
-    return json{{"post", {{"summary", summary}, {"requestBody", json_body(ref(req))}, {"responses", with_errors({{"200", ok}}, true)}}}};
+    return json{{"post",
+                 {{"summary", summary},
+                  {"requestBody", json_body(ref(req))},
+                  {"responses", with_errors({{"200", ok}}, true)}}}};
   };
   const json status = object({{"status", {{"type", "string"}, {"enum", json::array({"ok", "loading"})}}}}, {"status"});
   json p;
@@ -247,54 +268,69 @@ json paths(const ApiContext* ctx) {
       {"get",
        {{"summary", "the served model"},
         {"responses",
-         with_errors({{"200", json_response("a list of one model",
-                                            object({{"object", {{"type", "string"}, {"enum", json::array({"list"})}}},
-                                                    {"data", {{"type", "array"}, {"minItems", 1}, {"maxItems", 1}, {"items", ref("Model")}}}},
-                                                   {"object", "data"}))}},
-                     false)}}}};
-  p["/health"] = {{"get",
-                   {{"summary", "200 {\"status\":\"ok\"} once the model is loaded, 503 {\"status\":\"loading\"} before"},
-                    {"responses", {{"200", json_response("ready", status)}, {"503", json_response("loading", status)}}}}}};
+         with_errors(
+             {{"200",
+               json_response(
+                   "a list of one model",
+                   object({{"object", {{"type", "string"}, {"enum", json::array({"list"})}}},
+                           {"data", {{"type", "array"}, {"minItems", 1}, {"maxItems", 1}, {"items", ref("Model")}}}},
+                          {"object", "data"}))}},
+             false)}}}};
+  p["/health"] = {
+      {"get",
+       {{"summary", "200 {\"status\":\"ok\"} once the model is loaded, 503 {\"status\":\"loading\"} before"},
+        {"responses", {{"200", json_response("ready", status)}, {"503", json_response("loading", status)}}}}}};
   p["/metrics"] = {
       {"get",
        {{"summary", "Prometheus text format: requests, KV blocks, prefix cache, tokens, latency histograms"},
-        {"responses", with_errors({{"200", {{"description", "metrics"}, {"content", {{"text/plain", {{"schema", str()}}}}}}}}, false)}}}};
-  const json tokens = array_of(
-      {{"oneOf", json::array({int_any(), object({{"id", int_any()}, {"piece", str()}}, {"id", "piece"})})},
-       {"description", "ids, or {id, piece} objects with with_pieces"}});
+        {"responses",
+         with_errors({{"200", {{"description", "metrics"}, {"content", {{"text/plain", {{"schema", str()}}}}}}}},
+                     false)}}}};
+  const json tokens =
+      array_of({{"oneOf", json::array({int_any(), object({{"id", int_any()}, {"piece", str()}}, {"id", "piece"})})},
+                {"description", "ids, or {id, piece} objects with with_pieces"}});
   p["/tokenize"] = {
       {"post",
        {{"summary", "text to token ids"},
         {"requestBody",
-         json_body(object({{"content", str()},
-                           {"add_special", nullable({{"type", "boolean"}, {"description", "add BOS/EOS as the model asks (default false)"}})},
-                           {"parse_special", nullable({{"type", "boolean"}, {"description", "match control-token text (default true)"}})},
-                           {"with_pieces", nullable({{"type", "boolean"}, {"description", "answer {id, piece} objects (default false)"}})}},
-                          {"content"}))},
-        {"responses", with_errors({{"200", json_response("the ids", object({{"tokens", tokens}}, {"tokens"}))}}, true)}}}};
+         json_body(object(
+             {{"content", str()},
+              {"add_special",
+               nullable({{"type", "boolean"}, {"description", "add BOS/EOS as the model asks (default false)"}})},
+              {"parse_special",
+               nullable({{"type", "boolean"}, {"description", "match control-token text (default true)"}})},
+              {"with_pieces",
+               nullable({{"type", "boolean"}, {"description", "answer {id, piece} objects (default false)"}})}},
+             {"content"}))},
+        {"responses",
+         with_errors({{"200", json_response("the ids", object({{"tokens", tokens}}, {"tokens"}))}}, true)}}}};
   p["/detokenize"] = {
       {"post",
        {{"summary", "token ids to text"},
         {"requestBody", json_body(object({{"tokens", array_of(token_id(ctx))}}, {"tokens"}))},
-        {"responses", with_errors({{"200", json_response("the text", object({{"content", str()}}, {"content"}))}}, true)}}}};
-  p["/openapi.json"] = {{"get", {{"summary", "this document"}, {"responses", {{"200", json_response("OpenAPI 3.0", {{"type", "object"}})}}}}}};
+        {"responses",
+         with_errors({{"200", json_response("the text", object({{"content", str()}}, {"content"}))}}, true)}}}};
+  p["/openapi.json"] = {
+      {"get",
+       {{"summary", "this document"}, {"responses", {{"200", json_response("OpenAPI 3.0", {{"type", "object"}})}}}}}};
   return p;
 }
 
 }  // namespace
 
 json openapi_document(const std::string& model_name, const ApiContext* ctx) {
-  return json{{"openapi", "3.0.3"},
-              {"info",
-               {{"title", "wisp serve"},
-                {"version", "0.1.0"},
-                {"description", "OpenAI-compatible API of wisp (serving " + model_name +
-                                    "). Errors: {\"error\": {\"message\", \"type\", \"param\", \"code\"}}. "
-                                    "With --api-key every route but /health and /openapi.json needs 'Authorization: Bearer KEY'."}}},
-              {"components",
-               {{"schemas", schemas(ctx)},
-                {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
-              {"paths", paths(ctx)}};
+  return json{
+      {"openapi", "3.0.3"},
+      {"info",
+       {{"title", "wisp serve"},
+        {"version", "0.1.0"},
+        {"description",
+         "OpenAI-compatible API of wisp (serving " + model_name +
+             "). Errors: {\"error\": {\"message\", \"type\", \"param\", \"code\"}}. "
+             "With --api-key every route but /health and /openapi.json needs 'Authorization: Bearer KEY'."}}},
+      {"components",
+       {{"schemas", schemas(ctx)}, {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
+      {"paths", paths(ctx)}};
 }
 
 }  // namespace wisp::serve

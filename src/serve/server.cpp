@@ -271,11 +271,13 @@ struct Server::Impl {
           // token less, the last one needing no KV slot): the answer is cut there with "length".
           const std::size_t room = api.n_ctx - rp.prompt.size();
           if (rp.max_tokens == 0 || rp.max_tokens > room) rp.max_tokens = room;
-          if (opts.n_predict > 0 && rp.max_tokens > opts.n_predict) rp.max_tokens = opts.n_predict;  // as llama-server's -n
+          if (opts.n_predict > 0 && rp.max_tokens > opts.n_predict)
+            rp.max_tokens = opts.n_predict;  // as llama-server's -n
           rp.sampling.seed = spec.params.sampling.seed + j;
           const std::size_t choice = p * spec.n + j;
           std::lock_guard ll(live_mu);
-          RequestId id = scheduler->submit(std::move(rp), [this, job, choice](const RequestEvent& ev) { on_event(job, choice, ev); });
+          RequestId id = scheduler->submit(std::move(rp),
+                                           [this, job, choice](const RequestEvent& ev) { on_event(job, choice, ev); });
           live.emplace(id, job);
           job->ids.push_back(id);
           ++submitted;
@@ -388,7 +390,8 @@ struct Server::Impl {
 
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
     const json body = parse_body(req.body);
-    GenerationSpec spec = endpoint == Endpoint::kChat ? parse_chat_request(body, api) : parse_completion_request(body, api);
+    GenerationSpec spec =
+        endpoint == Endpoint::kChat ? parse_chat_request(body, api) : parse_completion_request(body, api);
     std::shared_ptr<Job> job = submit(spec);
     const std::string id = random_id(endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-");
     const std::int64_t created = unix_now();
@@ -415,7 +418,8 @@ struct Server::Impl {
       }
     }
     for (const ChoiceState& c : choices) {
-      if (c.reason == FinishReason::kCancelled) throw service_unavailable("the request was cancelled: the server is shutting down");
+      if (c.reason == FinishReason::kCancelled)
+        throw service_unavailable("the request was cancelled: the server is shutting down");
     }
     std::vector<ChoiceResult> results;
     for (std::size_t i = 0; i < choices.size(); ++i) {
@@ -423,8 +427,9 @@ struct Server::Impl {
       ChoiceResult r{prefix + choices[i].text, choices[i].reason, choices[i].n_generated};
       if (spec.params.logprobs >= 0) {
         std::size_t offset = prefix.size();
-        r.logprobs = spec.endpoint == Endpoint::kChat ? chat_logprobs_json(*tokenizer, choices[i].logprobs)
-                                                      : completion_logprobs_json(*tokenizer, choices[i].logprobs, offset);
+        r.logprobs = spec.endpoint == Endpoint::kChat
+                         ? chat_logprobs_json(*tokenizer, choices[i].logprobs)
+                         : completion_logprobs_json(*tokenizer, choices[i].logprobs, offset);
       }
       results.push_back(std::move(r));
     }
@@ -461,7 +466,8 @@ struct Server::Impl {
             st->started = true;
             for (std::size_t i = 0; i < st->choices.size(); ++i) {
               if (chat) {
-                if (!send(chat_chunk_json(id, created, model_name, i, std::string_view(), true, std::nullopt))) goto gone;
+                if (!send(chat_chunk_json(id, created, model_name, i, std::string_view(), true, std::nullopt)))
+                  goto gone;
                 st->choices[i].role_sent = true;
               } else if (st->spec.echo) {
                 const std::string& prompt = st->spec.prompt_texts[i / st->spec.n];
@@ -489,14 +495,16 @@ struct Server::Impl {
                 json lp = nullptr;
                 if (e.has_logprob) {
                   lp = chat ? chat_logprobs_json(*tokenizer, std::span(&e.logprob, 1))
-                            : completion_logprobs_json(*tokenizer, std::span(&e.logprob, 1), st->choices[e.choice].text_offset);
+                            : completion_logprobs_json(*tokenizer, std::span(&e.logprob, 1),
+                                                       st->choices[e.choice].text_offset);
                 }
                 bool ok = true;
                 if (chat) {
                   if (!e.text.empty() || e.has_logprob) {
                     ok = send(chat_chunk_json(id, created, model_name, e.choice, e.text, false, std::nullopt, lp));
                   }
-                  if (ok && fin) ok = send(chat_chunk_json(id, created, model_name, e.choice, std::nullopt, false, fin));
+                  if (ok && fin)
+                    ok = send(chat_chunk_json(id, created, model_name, e.choice, std::nullopt, false, fin));
                 } else {
                   ok = send(text_chunk_json(id, created, model_name, e.choice, e.text, fin, lp));
                 }
@@ -527,12 +535,10 @@ struct Server::Impl {
   }
 
   void install_routes() {
-    http.Post("/v1/chat/completions", route(true, true, [this](const auto& req, auto& res) {
-                handle_generation(req, res, Endpoint::kChat);
-              }));
-    http.Post("/chat/completions", route(true, true, [this](const auto& req, auto& res) {
-                handle_generation(req, res, Endpoint::kChat);
-              }));
+    http.Post("/v1/chat/completions",
+              route(true, true, [this](const auto& req, auto& res) { handle_generation(req, res, Endpoint::kChat); }));
+    http.Post("/chat/completions",
+              route(true, true, [this](const auto& req, auto& res) { handle_generation(req, res, Endpoint::kChat); }));
     http.Post("/v1/completions", route(true, true, [this](const auto& req, auto& res) {
                 handle_generation(req, res, Endpoint::kCompletion);
               }));
@@ -565,30 +571,32 @@ struct Server::Impl {
                 send_json(res, 200, detokenize_response(parse_body(req.body), api));
               }));
     http.Get("/openapi.json", route(false, false, [this](const auto&, auto& res) {
-               send_json(res, 200, openapi_document(model_name, ready.load(std::memory_order_acquire) ? &api : nullptr));
+               send_json(res, 200,
+                         openapi_document(model_name, ready.load(std::memory_order_acquire) ? &api : nullptr));
              }));
 
     // Errors httplib produces itself (unknown route, body too large, a malformed request line)
     // get OpenAI's error shape; answers a handler wrote keep theirs.
-    http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      ApiError e;
-      e.status = res.status;
-      e.type = status_type(res.status);
-      if (res.status == 404) {
-        e.message = "no route " + req.method + " " + req.path + " (GET /openapi.json lists them)";
-        e.code = "not_found";
-      } else if (res.status == 413) {
-        e.message = "the request body is larger than " + std::to_string(opts.max_body) + " bytes";
-        e.code = "payload_too_large";
-      } else if (res.status == 400) {
-        e.message = "malformed HTTP request (a request with a body needs Content-Length or chunked encoding)";
-      } else {
-        e.message = "HTTP " + std::to_string(res.status);
-      }
-      res.set_content(dump_json(error_body(e)), "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }));
+    http.set_error_handler(
+        httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+          ApiError e;
+          e.status = res.status;
+          e.type = status_type(res.status);
+          if (res.status == 404) {
+            e.message = "no route " + req.method + " " + req.path + " (GET /openapi.json lists them)";
+            e.code = "not_found";
+          } else if (res.status == 413) {
+            e.message = "the request body is larger than " + std::to_string(opts.max_body) + " bytes";
+            e.code = "payload_too_large";
+          } else if (res.status == 400) {
+            e.message = "malformed HTTP request (a request with a body needs Content-Length or chunked encoding)";
+          } else {
+            e.message = "HTTP " + std::to_string(res.status);
+          }
+          res.set_content(dump_json(error_body(e)), "application/json");
+          return httplib::Server::HandlerResponse::Handled;
+        }));
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
       ApiError e;
       e.status = 500;
@@ -623,8 +631,9 @@ void Server::bind() {
   s.http.set_read_timeout(10);
   s.http.set_write_timeout(10);
   s.http.set_tcp_nodelay(true);
-  const std::size_t n_http =
-      s.opts.http_threads > 0 ? s.opts.http_threads : std::max<std::size_t>(32, s.opts.parallel + s.opts.max_queue + 16);
+  const std::size_t n_http = s.opts.http_threads > 0
+                                 ? s.opts.http_threads
+                                 : std::max<std::size_t>(32, s.opts.parallel + s.opts.max_queue + 16);
   s.http.new_task_queue = [n_http] { return new httplib::ThreadPool(n_http); };
   if (s.opts.port == 0) {
     s.bound_port = s.http.bind_to_any_port(s.opts.host);
@@ -652,7 +661,8 @@ void Server::load() {
   s.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
   const Tokenizer& tok = *s.tokenizer;
   auto has_token = [&](std::string_view t) { return tok.find_token(t) != kNoToken; };
-  ChatTemplateChoice choice = choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(), has_token);
+  ChatTemplateChoice choice =
+      choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(), has_token);
   try {
     s.chat_template = std::make_unique<ChatTemplate>(ChatTemplate::parse(choice.source));
   } catch (const std::exception& e) {
@@ -665,7 +675,8 @@ void Server::load() {
   s.template_note = choice.name + " (" + choice.reason + ")";
 
   std::size_t ctx = o.ctx;
-  if (ctx == 0) ctx = info.n_ctx_train > 0 ? std::min<std::size_t>(static_cast<std::size_t>(info.n_ctx_train), 4096) : 4096;
+  if (ctx == 0)
+    ctx = info.n_ctx_train > 0 ? std::min<std::size_t>(static_cast<std::size_t>(info.n_ctx_train), 4096) : 4096;
   EngineOptions eo;
   eo.n_threads = o.threads;
   eo.kv_type = o.kv_type;
@@ -689,8 +700,9 @@ void Server::load() {
   s.engine = Engine::create(s.model, eo);
   std::fprintf(stderr, "serve: forward pass on %s\n", s.engine->device().c_str());
   if (ctx > s.engine->kv_capacity_tokens()) {
-    std::fprintf(stderr, "serve: warning: the KV pool holds %zu tokens, less than --ctx %zu: requests are limited to the pool\n",
-                 s.engine->kv_capacity_tokens(), ctx);
+    std::fprintf(
+        stderr, "serve: warning: the KV pool holds %zu tokens, less than --ctx %zu: requests are limited to the pool\n",
+        s.engine->kv_capacity_tokens(), ctx);
     ctx = s.engine->kv_capacity_tokens();
   }
   SchedulerOptions so;
@@ -726,7 +738,8 @@ std::string Server::describe() const {
 bool Server::shutdown(double deadline_s) {
   Impl& s = *impl_;
   if (s.stopping.exchange(true)) return true;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
   if (s.scheduler) s.cancel_all();
   // Let the handlers see their cancellations and answer.
   while (s.active_handlers.load() > 0 && Clock::now() < deadline - std::chrono::milliseconds(500)) {
@@ -755,8 +768,10 @@ bool Server::shutdown(double deadline_s) {
       s.sched_stop = true;
     }
     s.work_cv.notify_one();
-    if (clean) s.sched_thread.join();
-    else s.sched_thread.detach();
+    if (clean)
+      s.sched_thread.join();
+    else
+      s.sched_thread.detach();
   }
   if (!clean) impl_.release();  // threads still use it: leak rather than destroy under them
   return clean;

@@ -26,18 +26,18 @@ struct ServeOptions {
   std::string model_path;
   std::string alias;  // the model's name in answers; empty: the file's base name
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port (see Server::port())
-  std::string api_key;  // empty: no authentication
-  std::size_t parallel = 8;   // requests running at once (the scheduler's max_running)
-  std::size_t ctx = 0;        // tokens per request; 0: min(the training context, 4096)
+  int port = 8080;           // 0: any free port (see Server::port())
+  std::string api_key;       // empty: no authentication
+  std::size_t parallel = 8;  // requests running at once (the scheduler's max_running)
+  std::size_t ctx = 0;       // tokens per request; 0: min(the training context, 4096)
   std::string kv_type = "f16";
-  std::uint64_t kv_mem = 0;   // KV pool bytes; 0: see kv_tokens
-  std::size_t kv_tokens = 0;  // KV pool tokens; 0 (and no kv_mem): parallel * ctx
+  std::uint64_t kv_mem = 0;     // KV pool bytes; 0: see kv_tokens
+  std::size_t kv_tokens = 0;    // KV pool tokens; 0 (and no kv_mem): parallel * ctx
   std::uint32_t kv_block = 16;  // tokens per KV block: the prefix cache shares whole blocks
-  std::size_t max_queue = 64;  // requests waiting beyond the running ones; more get 503
-  int threads = 0;             // forward-pass threads; 0: every hardware thread
+  std::size_t max_queue = 64;   // requests waiting beyond the running ones; more get 503
+  int threads = 0;              // forward-pass threads; 0: every hardware thread
   std::size_t step_tokens = 512;
-  std::size_t n_predict = 0;  // most tokens generated per choice, whatever max_tokens asks; 0: the context
+  std::size_t n_predict = 0;        // most tokens generated per choice, whatever max_tokens asks; 0: the context
   std::size_t max_body = 8u << 20;  // request bodies above this get 413
   std::size_t http_threads = 0;     // 0: parallel + max_queue + 16, at least 32
   bool exact = false;               // llama.cpp's batch-dependent float order

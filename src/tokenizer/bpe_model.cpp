@@ -87,7 +87,8 @@ void BytePairModel::encode_word(std::string_view raw, std::vector<TokenId>& out)
   auto consider = [&](std::int32_t left, std::int32_t right) {
     if (left < 0 || right < 0) return;
     auto it = merges_.find(pair_key(syms[left].id, syms[right].id));
-    if (it != merges_.end()) queue.push({it->second.rank, left, right, syms[left].id, syms[right].id, it->second.result});
+    if (it != merges_.end())
+      queue.push({it->second.rank, left, right, syms[left].id, syms[right].id, it->second.result});
   };
   for (std::int32_t i = 0; i + 1 < n; ++i) consider(i, i + 1);
 

@@ -47,7 +47,7 @@ class BytePairModel {
   std::vector<std::string> extra_symbols_;  // symbol id n_vocab + i spells extra_symbols_[i]
   std::unordered_map<std::string, SymbolId> extra_index_;
   std::unordered_map<std::uint64_t, Merge> merges_;  // (left << 32 | right)
-  SymbolId byte_symbol_[256];                       // the symbol of each byte's alphabet spelling
+  SymbolId byte_symbol_[256];                        // the symbol of each byte's alphabet spelling
 };
 
 }  // namespace wisp

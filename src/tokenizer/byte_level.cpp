@@ -6,7 +6,9 @@ namespace wisp {
 
 ByteLevelAlphabet::ByteLevelAlphabet() {
   cp_to_byte_.fill(-1);
-  auto printable = [](int b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
+  auto printable = [](int b) {
+    return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+  };
   int next = 0;
   for (int b = 0; b < 256; ++b) {
     char32_t cp = printable(b) ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + next++);

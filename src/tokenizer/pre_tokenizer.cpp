@@ -271,12 +271,11 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
   Segments segs{{0, t.cps.size()}};
   auto gpt2 = [&](Segment s, Segments& o) { split_gpt2(t, s, o); };
   switch (kind) {
-    case PreTokenizerKind::kGpt2:
-      segs = refine(segs, gpt2);
-      break;
+    case PreTokenizerKind::kGpt2: segs = refine(segs, gpt2); break;
     case PreTokenizerKind::kSmollm:
       segs = refine(segs, [&](Segment s, Segments& o) {
-        split_matches(t, s, false, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
+        split_matches(
+            t, s, false, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
       });
       segs = refine(segs, gpt2);
       break;
@@ -289,13 +288,14 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
     case PreTokenizerKind::kDefault: {
       auto punct = [&](std::size_t i) {
         const char32_t c = t.cps[i];
-        return (t.flags[i] & kPunctuation) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' ||
-               c == '^' || c == '~' || c == '|';
+        return (t.flags[i] & kPunctuation) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' || c == '^' ||
+               c == '~' || c == '|';
       };
       segs = refine(segs, [&](Segment s, Segments& o) { split_matches(t, s, true, punct, o); });
       segs = refine(segs, gpt2);
       segs = refine(segs, [&](Segment s, Segments& o) {
-        split_matches(t, s, true, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
+        split_matches(
+            t, s, true, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
       });
       segs = refine(segs, [&](Segment s, Segments& o) { split_ascii_triples(t, s, o); });
       break;

@@ -7,7 +7,8 @@
 
 namespace wisp {
 
-SpecialTokenMatcher::SpecialTokenMatcher(const std::vector<std::string>& texts, const std::vector<std::uint8_t>& attrs) {
+SpecialTokenMatcher::SpecialTokenMatcher(const std::vector<std::string>& texts,
+                                         const std::vector<std::uint8_t>& attrs) {
   std::vector<TokenId> ids;
   for (std::size_t i = 0; i < texts.size(); ++i)
     if ((attrs[i] & (kAttrControl | kAttrUserDefined | kAttrUnknown)) && !texts[i].empty())
@@ -23,8 +24,8 @@ SpecialTokenMatcher::SpecialTokenMatcher(const std::vector<std::string>& texts, 
     for (char ch : text) {
       const auto b = static_cast<unsigned char>(ch);
       if (node == 0) root_has_child_[b] = true;
-      auto [it, inserted] = edges_.try_emplace((static_cast<std::uint64_t>(node) << 8) | b,
-                                               static_cast<std::uint32_t>(nodes_.size()));
+      auto [it, inserted] =
+          edges_.try_emplace((static_cast<std::uint64_t>(node) << 8) | b, static_cast<std::uint32_t>(nodes_.size()));
       if (inserted) nodes_.emplace_back();
       node = it->second;
     }
@@ -81,7 +82,8 @@ void SpecialTokenMatcher::partition(std::string_view text, bool parse_special, s
   }
 
   // 3. Emit text and tokens in text order.
-  std::sort(accepted.begin(), accepted.end(), [](const Occurrence& a, const Occurrence& b) { return a.begin < b.begin; });
+  std::sort(accepted.begin(), accepted.end(),
+            [](const Occurrence& a, const Occurrence& b) { return a.begin < b.begin; });
   std::uint32_t pos = 0;
   for (const Occurrence& o : accepted) {
     if (o.begin > pos) out.push_back({false, kNoToken, pos, o.begin});

@@ -2,10 +2,10 @@
 // becomes one id and is never merged with its neighbours.
 //
 // Which tokens: user-defined tokens always; control and unknown tokens only when the caller
-// parses specials (a token that is both, like Gemma 3's "</s>", counts as control). Precedence reproduces llama.cpp exactly: tokens are taken
-// longest first (ties: lower id first), each claiming its leftmost non-overlapping occurrences in
-// the text the longer ones left unclaimed. A trie finds every occurrence in one pass, so the cost
-// does not grow with the number of special tokens (Gemma has 6000+).
+// parses specials (a token that is both, like Gemma 3's "</s>", counts as control). Precedence reproduces llama.cpp
+// exactly: tokens are taken longest first (ties: lower id first), each claiming its leftmost non-overlapping
+// occurrences in the text the longer ones left unclaimed. A trie finds every occurrence in one pass, so the cost does
+// not grow with the number of special tokens (Gemma has 6000+).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace wisp {
 
 struct Fragment {
   bool is_token;
-  TokenId token;  // when is_token
+  TokenId token;        // when is_token
   std::uint32_t begin;  // byte range in the partitioned text, when !is_token
   std::uint32_t end;
 };
@@ -46,7 +46,7 @@ class SpecialTokenMatcher {
   std::uint32_t child(std::uint32_t node, unsigned char byte) const;
 
   std::vector<Entry> entries_;
-  std::vector<Node> nodes_;                                  // node 0 is the root
+  std::vector<Node> nodes_;                                 // node 0 is the root
   std::unordered_map<std::uint64_t, std::uint32_t> edges_;  // (node << 8 | byte) -> child node
   bool root_has_child_[256] = {};
 };

@@ -9,8 +9,7 @@
 
 namespace wisp {
 
-SentencePieceModel::SentencePieceModel(const Vocab& vocab, const TokenLookup& lookup)
-    : vocab_(vocab), lookup_(lookup) {
+SentencePieceModel::SentencePieceModel(const Vocab& vocab, const TokenLookup& lookup) : vocab_(vocab), lookup_(lookup) {
   for (int b = 0; b < 256; ++b) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "<0x%02X>", b);
@@ -88,7 +87,8 @@ void SentencePieceModel::encode(std::string_view text, std::vector<TokenId>& out
       if (b == kNoToken) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned char>(ch));
-        throw Error(std::string("SentencePiece: no token for byte ") + hex + " and no byte-fallback token in the vocabulary");
+        throw Error(std::string("SentencePiece: no token for byte ") + hex +
+                    " and no byte-fallback token in the vocabulary");
       }
       out.push_back(b);
     }

@@ -119,7 +119,8 @@ Tokenizer::~Tokenizer() = default;
 
 std::vector<TokenId> Tokenizer::tokenize(std::string_view text, TokenizeOptions options) const {
   // Byte offsets are 32-bit inside (half the memory for word and symbol tables).
-  if (text.size() > 0xFFFFFFF0u) throw Error("tokenize: text of " + std::to_string(text.size()) + " bytes exceeds 4 GiB");
+  if (text.size() > 0xFFFFFFF0u)
+    throw Error("tokenize: text of " + std::to_string(text.size()) + " bytes exceeds 4 GiB");
   if (std::optional<std::size_t> bad = utf8_find_invalid(text))
     throw Error("tokenize: the text is not valid UTF-8 (byte offset " + std::to_string(*bad) + ")");
   const Vocab& v = impl_->vocab;

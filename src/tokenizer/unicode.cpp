@@ -17,10 +17,16 @@ UnicodeClass unicode_class(char32_t cp) {
     if (cp < 0x20 || cp == 0x7F) return UnicodeClass::kControl;
     if (cp == ' ') return UnicodeClass::kSeparator;
     switch (cp) {
-      case '$': case '+': case '<': case '=': case '>': case '^': case '`': case '|': case '~':
-        return UnicodeClass::kSymbol;
-      default:
-        return UnicodeClass::kPunctuation;
+      case '$':
+      case '+':
+      case '<':
+      case '=':
+      case '>':
+      case '^':
+      case '`':
+      case '|':
+      case '~': return UnicodeClass::kSymbol;
+      default: return UnicodeClass::kPunctuation;
     }
   }
   if (cp > 0x10FFFF) return UnicodeClass::kUnassigned;
@@ -83,7 +89,11 @@ std::optional<std::size_t> utf8_find_invalid(std::string_view s) {
 bool utf8_is_incomplete_prefix(std::string_view s) {
   if (s.empty()) return false;
   const auto b0 = static_cast<unsigned char>(s[0]);
-  const std::size_t len = b0 < 0x80 ? 1 : (b0 & 0xE0) == 0xC0 ? 2 : (b0 & 0xF0) == 0xE0 ? 3 : (b0 & 0xF8) == 0xF0 ? 4 : 0;
+  const std::size_t len = b0 < 0x80             ? 1
+                          : (b0 & 0xE0) == 0xC0 ? 2
+                          : (b0 & 0xF0) == 0xE0 ? 3
+                          : (b0 & 0xF8) == 0xF0 ? 4
+                                                : 0;
   if (len < 2 || s.size() >= len) return false;
   if (b0 == 0xC0 || b0 == 0xC1 || b0 > 0xF4) return false;  // overlong 2-byte leads, beyond U+10FFFF
   for (std::size_t i = 1; i < s.size(); ++i) {

@@ -17,8 +17,8 @@ Vocab make_vocab_defaults(VocabModel model, const std::string& pre) {
     // Byte-level BPE files name their special tokens; llama.cpp's id-11 fallback is an artifact of
     // one old model, so a missing id stays missing here (adding a missing BOS is an error later).
     // Llama 3 style vocabularies add BOS unless the file says otherwise.
-    v.add_bos = pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3" ||
-                pre == "tekken" || pre == "chameleon";
+    v.add_bos = pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3" || pre == "tekken" ||
+                pre == "chameleon";
   }
   return v;
 }

@@ -18,7 +18,7 @@ enum class TokenType : std::int32_t {
   kControl = 3,      // <bos>, <|im_start|>: matched only when the caller parses specials
   kUserDefined = 4,  // always matched before the model runs, never split
   kUnused = 5,
-  kByte = 6,         // <0xNN> byte-fallback pieces
+  kByte = 6,  // <0xNN> byte-fallback pieces
 };
 
 // tokenizer.ggml.model

@@ -41,8 +41,9 @@ Vocab vocab_from_gguf(const GgufFile& f) {
   } else if (*model_name == "llama") {
     model = VocabModel::kSentencePiece;
   } else {
-    fail(f, model_key, "tokenizer model '" + std::string(*model_name) +
-                           "' is not supported (wisp implements 'gpt2' byte-level BPE and 'llama' SentencePiece)");
+    fail(f, model_key,
+         "tokenizer model '" + std::string(*model_name) +
+             "' is not supported (wisp implements 'gpt2' byte-level BPE and 'llama' SentencePiece)");
   }
   Vocab v = make_vocab_defaults(model, pre);
 

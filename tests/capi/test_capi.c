@@ -11,12 +11,12 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -153,7 +153,9 @@ int main(int argc, char** argv) {
   test_version();
   test_errors();
   test_model(argv[1]);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("test_capi: all checks passed\n");
+  if (failures)
+    fprintf(stderr, "%d check(s) failed\n", failures);
+  else
+    printf("test_capi: all checks passed\n");
   return failures ? 1 : 0;
 }

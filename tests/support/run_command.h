@@ -24,8 +24,8 @@ struct CommandResult {
 inline CommandResult run_command(const std::string& command, const std::string& input = "") {
   namespace fs = std::filesystem;
   static int counter = 0;  // distinct scratch names within one test process
-  fs::path dir = fs::temp_directory_path() /
-                 ("wisp_cmd_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::path dir =
+      fs::temp_directory_path() / ("wisp_cmd_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   fs::create_directories(dir);
   fs::path in = dir / "stdin", out = dir / "stdout", err = dir / "stderr";
   { std::ofstream(in, std::ios::binary) << input; }

@@ -98,8 +98,8 @@ int run(int argc, char** argv) {
   for (int ti = 0; ti < 3; ++ti) {
     const Score& sc = score[ti];
     const auto& info = wisp::kv_type_by_name(types[ti]);
-    std::printf("| %s | %ld | %ld | %ld | %s | %.4g | %.4f | %.6f | %.2f%% |\n", model->info().architecture.c_str(), n_ctx,
-                windows, sc.n, types[ti], info.bytes_per_element(), std::exp(sc.nll / static_cast<double>(sc.n)),
+    std::printf("| %s | %ld | %ld | %ld | %s | %.4g | %.4f | %.6f | %.2f%% |\n", model->info().architecture.c_str(),
+                n_ctx, windows, sc.n, types[ti], info.bytes_per_element(), std::exp(sc.nll / static_cast<double>(sc.n)),
                 sc.kl / static_cast<double>(sc.n), 100.0 * static_cast<double>(sc.same) / static_cast<double>(sc.n));
   }
   return 0;

@@ -12,14 +12,10 @@ std::string long_spelling(std::string_view name) { return "--" + std::string(nam
 
 std::string default_value_name(ArgKind kind) {
   switch (kind) {
-    case ArgKind::kFlag:
-      return "";
-    case ArgKind::kString:
-      return "VALUE";
-    case ArgKind::kInt:
-      return "N";
-    case ArgKind::kNumber:
-      return "X";
+    case ArgKind::kFlag: return "";
+    case ArgKind::kString: return "VALUE";
+    case ArgKind::kInt: return "N";
+    case ArgKind::kNumber: return "X";
   }
   return "VALUE";
 }
@@ -33,9 +29,7 @@ bool looks_like_number(std::string_view s) {
   return !s.empty() && ((s[0] >= '0' && s[0] <= '9') || (s[0] == '.' && s.size() > 1));
 }
 
-bool looks_like_flag(std::string_view s) {
-  return s.size() >= 2 && s[0] == '-' && !looks_like_number(s);
-}
+bool looks_like_flag(std::string_view s) { return s.size() >= 2 && s[0] == '-' && !looks_like_number(s); }
 
 std::optional<std::int64_t> to_int(std::string_view s) {
   std::int64_t v = 0;
@@ -309,8 +303,7 @@ Args ArgParser::parse(const std::vector<std::string>& argv) const {
       spec = find_short(tok[1]);
     }
     if (spec == nullptr) {
-      throw UsageError("unknown flag " + quoted(shown) + " for 'wisp " + command_ + "'" +
-                       suggestion(shown));
+      throw UsageError("unknown flag " + quoted(shown) + " for 'wisp " + command_ + "'" + suggestion(shown));
     }
     const std::string flag = long_spelling(spec->name);
     if (spec->name == "help") {
@@ -336,8 +329,8 @@ Args ArgParser::parse(const std::vector<std::string>& argv) const {
   }
 
   if (out.positionals_.size() > max_positionals_) {
-    throw UsageError("unexpected argument " + quoted(out.positionals_[max_positionals_]) +
-                     " for 'wisp " + command_ + "'");
+    throw UsageError("unexpected argument " + quoted(out.positionals_[max_positionals_]) + " for 'wisp " + command_ +
+                     "'");
   }
   if (out.positionals_.size() < min_positionals_) {
     throw UsageError("'wisp " + command_ + "' needs " + positional_usage_);
@@ -392,8 +385,7 @@ std::string ArgParser::help() const {
     }
   }
   const std::string help_line = "  -h, --help";
-  out += help_line + std::string(width + 2 - std::min(width, help_line.size()), ' ') +
-         "show this help\n";
+  out += help_line + std::string(width + 2 - std::min(width, help_line.size()), ' ') + "show this help\n";
   if (!epilog_.empty()) out += "\n" + epilog_ + (epilog_.back() == '\n' ? "" : "\n");
   return out;
 }

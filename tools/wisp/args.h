@@ -38,14 +38,14 @@ enum class ArgKind {
 };
 
 struct ArgSpec {
-  std::string name;           // long spelling without dashes: "ctx" is --ctx
-  char short_name = 0;        // 'm' is -m; 0 for none
+  std::string name;     // long spelling without dashes: "ctx" is --ctx
+  char short_name = 0;  // 'm' is -m; 0 for none
   ArgKind kind = ArgKind::kString;
   std::string value_name;     // shown in help ("FILE", "SIZE"); defaults by kind
   std::string help;           // one line
   std::string default_value;  // used when absent and shown in help; empty for none
   bool required = false;
-  std::string group;          // help section; empty means "options"
+  std::string group;  // help section; empty means "options"
 };
 
 // The result of parsing: what was given, with typed access that names the flag in every error.

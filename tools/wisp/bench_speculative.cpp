@@ -40,7 +40,8 @@ std::vector<Task> load_tasks(const std::string& path) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-      out.push_back({j.at("name").get<std::string>(), j.value("kind", std::string("chat")), j.at("prompt").get<std::string>()});
+      out.push_back(
+          {j.at("name").get<std::string>(), j.value("kind", std::string("chat")), j.at("prompt").get<std::string>()});
     } catch (const nlohmann::json::exception& e) {
       throw Error(path + ":" + std::to_string(n) + ": not a task ({\"name\", \"kind\", \"prompt\"}): " + e.what());
     }
@@ -66,7 +67,9 @@ struct Row {
 }  // namespace
 
 void add_speculative_bench_flags(ArgParser& p) {
-  p.option("tasks").value_name("FILE").default_value("bench/spec_tasks.jsonl")
+  p.option("tasks")
+      .value_name("FILE")
+      .default_value("bench/spec_tasks.jsonl")
       .help("with --lookup/--draft: the task set, one JSON object a line: name, kind (quote|chat), prompt");
 }
 
@@ -122,14 +125,20 @@ int bench_speculative(const Args& a, const std::string& model, int threads, std:
   };
   const char* mode = a.has("lookup") ? "lookup" : "draft";
   if (a.flag("json")) {
-    nlohmann::json j = {{"model", model}, {"mode", mode}, {"threads", threads}, {"n_gen", n_gen}, {"repetitions", reps}};
+    nlohmann::json j = {
+        {"model", model}, {"mode", mode}, {"threads", threads}, {"n_gen", n_gen}, {"repetitions", reps}};
     if (a.has("draft")) j["draft"] = a.str("draft");
     if (a.has("lookup")) j["lookup"] = a.int64("lookup");
     for (const Row& r : rows) {
-      j["tasks"].push_back({{"name", r.task.name}, {"kind", r.task.kind}, {"n_prompt", r.n_prompt},
-                            {"plain_tok_s", r.plain_tps}, {"spec_tok_s", r.spec_tps},
-                            {"speedup", r.spec_tps / r.plain_tps}, {"acceptance", r.spec.acceptance_rate()},
-                            {"accepted_per_pass", r.spec.mean_accepted_length()}, {"same_tokens", r.same}});
+      j["tasks"].push_back({{"name", r.task.name},
+                            {"kind", r.task.kind},
+                            {"n_prompt", r.n_prompt},
+                            {"plain_tok_s", r.plain_tps},
+                            {"spec_tok_s", r.spec_tps},
+                            {"speedup", r.spec_tps / r.plain_tps},
+                            {"acceptance", r.spec.acceptance_rate()},
+                            {"accepted_per_pass", r.spec.mean_accepted_length()},
+                            {"same_tokens", r.same}});
     }
     for (const auto& [k, v] : by_kind) j["geomean_speedup"][k] = geomean(v);
     std::printf("%s\n", j.dump(2).c_str());
@@ -137,7 +146,9 @@ int bench_speculative(const Args& a, const std::string& model, int threads, std:
   }
   std::printf("wisp bench, speculative (%s): %s, %d threads, %zu tokens greedy, median of %d runs\n\n", mode,
               model.c_str(), threads, n_gen, reps);
-  std::printf("| task | kind | prompt | plain tok/s | speculative tok/s | speedup | accepted | kept per pass | same tokens |\n");
+  std::printf(
+      "| task | kind | prompt | plain tok/s | speculative tok/s | speedup | accepted | kept per pass | same tokens "
+      "|\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   for (const Row& r : rows) {
     std::printf("| %s | %s | %zu | %.1f | %.1f | %.2fx | %.0f%% | %.2f | %s |\n", r.task.name.c_str(),

@@ -54,14 +54,25 @@ ArgParser make_parser() {
               "machine's measured read bandwidth that decode reaches.");
   p.positionals("FILE...", 0, 64);
   p.option("model").short_name('m').value_name("FILE[,FILE...]").help("model files (comma-separated; or positional)");
-  p.option("n-prompt", ArgKind::kInt).short_name('p').default_value("512").help("prompt tokens of the prefill test (0: skip)");
-  p.option("n-gen", ArgKind::kInt).short_name('n').default_value("128").help("generated tokens of the decode test (0: skip)");
-  p.option("repetitions", ArgKind::kInt).short_name('r').default_value("5").help("timed runs per test (after one warm-up)");
+  p.option("n-prompt", ArgKind::kInt)
+      .short_name('p')
+      .default_value("512")
+      .help("prompt tokens of the prefill test (0: skip)");
+  p.option("n-gen", ArgKind::kInt)
+      .short_name('n')
+      .default_value("128")
+      .help("generated tokens of the decode test (0: skip)");
+  p.option("repetitions", ArgKind::kInt)
+      .short_name('r')
+      .default_value("5")
+      .help("timed runs per test (after one warm-up)");
   p.option("threads", ArgKind::kInt).short_name('t').help("threads (default: physical cores)");
-  p.option("batch").value_name("N[,N...]")
-      .help("concurrent sequences: for each N, N prompts of -p tokens through the batched engine "
-            "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
-            "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
+  p.option("batch")
+      .value_name("N[,N...]")
+      .help(
+          "concurrent sequences: for each N, N prompts of -p tokens through the batched engine "
+          "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
+          "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
   p.flag("exact").help("llama.cpp's batch-dependent float order (default: the batch-invariant order)");
   p.option("device").value_name("DEV").default_value("auto").help(
       "where the models run: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and machine have one)");
@@ -101,7 +112,6 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-
 std::string ftype_name(std::uint64_t ft) {
   static const std::map<std::uint64_t, const char*> names = {
       {0, "F32"},     {1, "F16"},     {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},    {8, "Q5_0"},
@@ -132,7 +142,8 @@ FileFacts file_facts(const std::string& path) {
   if (auto ft = f.get_u64_opt("general.file_type")) {
     r.type = ftype_name(*ft);
   } else {
-    r.type = std::max_element(by_type.begin(), by_type.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    r.type =
+        std::max_element(by_type.begin(), by_type.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   }
   return r;
 }
@@ -169,7 +180,8 @@ double peak_rss_mib() {
 
 std::vector<std::int32_t> bench_tokens(std::int64_t n, std::int64_t n_vocab) {
   std::vector<std::int32_t> t(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7919 + 13) % n_vocab);
+  for (std::int64_t i = 0; i < n; ++i)
+    t[static_cast<std::size_t>(i)] = static_cast<std::int32_t>((i * 7919 + 13) % n_vocab);
   return t;
 }
 
@@ -191,8 +203,8 @@ double open_to_first_logits_ms(const std::string& path, int reps, int threads, c
   return best;
 }
 
-std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps, int threads,
-                               bool exact, const std::string& device) {
+std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps,
+                               int threads, bool exact, const std::string& device) {
   const FileFacts facts = file_facts(path);
   const double load_ms = open_to_first_logits_ms(path, reps, threads, device);
   std::shared_ptr<const Model> model = Model::load(path);
@@ -257,7 +269,8 @@ std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt
   for (const int B : n_seqs) {
     const std::size_t per_seq = static_cast<std::size_t>(n_prompt + n_gen + 16);
     auto engine = Engine::create(
-        model, {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B), .exact = exact, .device = device});
+        model,
+        {.n_threads = threads, .kv_tokens = per_seq * static_cast<std::size_t>(B), .exact = exact, .device = device});
     const std::size_t step = engine->options().max_step_tokens;
     std::vector<std::vector<std::int32_t>> prompts;
     for (int b = 0; b < B; ++b) {
@@ -302,7 +315,8 @@ std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt
       }
       const auto e = Clock::now();
       if (rep < 0) continue;
-      if (n_prompt > 0) pp.tok_s.push_back(static_cast<double>(n_prompt * B) / std::chrono::duration<double>(m - a).count());
+      if (n_prompt > 0)
+        pp.tok_s.push_back(static_cast<double>(n_prompt * B) / std::chrono::duration<double>(m - a).count());
       if (n_gen > 0) tg.tok_s.push_back(static_cast<double>(n_gen * B) / std::chrono::duration<double>(e - m).count());
     }
     if (n_prompt > 0) {
@@ -348,8 +362,8 @@ std::string pct(double gb_s, double bw) {
 }
 
 void print_table(const std::vector<Result>& rs, double bw) {
-  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %13s | %8s | %7s |\n", "model", "type", "size MiB",
-              "bpw", "test", "tok/s", "GB/s", "% bw", "ceiling tok/s", "RSS MiB", "load ms");
+  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %13s | %8s | %7s |\n", "model", "type",
+              "size MiB", "bpw", "test", "tok/s", "GB/s", "% bw", "ceiling tok/s", "RSS MiB", "load ms");
   std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
               std::string(10, '-').c_str(), std::string(7, '-').c_str(), std::string(8, '-').c_str(),
               std::string(18, '-').c_str(), std::string(9, '-').c_str(), std::string(8, '-').c_str(),
@@ -368,12 +382,15 @@ void print_table(const std::vector<Result>& rs, double bw) {
 }
 
 void print_csv(const std::vector<Result>& rs, double bw) {
-  std::printf("model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib,ceiling_tok_s,fraction_of_ceiling\n");
+  std::printf(
+      "model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib,ceiling_tok_s,fraction_of_"
+      "ceiling\n");
   for (const Result& r : rs) {
     const double c = ceiling_tok_s(r, bw);
-    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f,%.4f\n", r.file.name.c_str(), r.file.type.c_str(),
-                static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean, r.stddev, r.gb_s,
-                bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib, c, c > 0 ? r.mean / c : 0.0);
+    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f,%.4f\n", r.file.name.c_str(),
+                r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean,
+                r.stddev, r.gb_s, bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib, c,
+                c > 0 ? r.mean / c : 0.0);
   }
 }
 
@@ -385,12 +402,22 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
   if (bw > 0) j["read_bandwidth_gb_s"] = bw;
   j["results"] = nlohmann::json::array();
   for (const Result& r : rs) {
-    nlohmann::json e = {{"model", r.file.name},       {"type", r.file.type},   {"size_mib", r.file.bytes / kMiB},
-                        {"bytes", r.file.bytes},       {"params", r.file.params}, {"bpw", r.file.bpw()},
-                        {"test", r.test},              {"n_tokens", r.n_tokens}, {"tok_s", r.mean},
-                        {"stddev", r.stddev},          {"samples", r.tok_s},    {"load_ms", r.load_ms},
-                        {"peak_rss_mib", r.peak_rss_mib}, {"n_seq", r.n_seq},
-                        {"aggregate_tok_s", r.mean},   {"per_seq_tok_s", r.mean / r.n_seq}};
+    nlohmann::json e = {{"model", r.file.name},
+                        {"type", r.file.type},
+                        {"size_mib", r.file.bytes / kMiB},
+                        {"bytes", r.file.bytes},
+                        {"params", r.file.params},
+                        {"bpw", r.file.bpw()},
+                        {"test", r.test},
+                        {"n_tokens", r.n_tokens},
+                        {"tok_s", r.mean},
+                        {"stddev", r.stddev},
+                        {"samples", r.tok_s},
+                        {"load_ms", r.load_ms},
+                        {"peak_rss_mib", r.peak_rss_mib},
+                        {"n_seq", r.n_seq},
+                        {"aggregate_tok_s", r.mean},
+                        {"per_seq_tok_s", r.mean / r.n_seq}};
     if (r.gb_s > 0) e["gb_s"] = r.gb_s;
     if (bw > 0 && r.gb_s > 0) e["pct_bandwidth"] = 100.0 * r.gb_s / bw;
     if (const double c = ceiling_tok_s(r, bw); c > 0.0) {
@@ -406,10 +433,14 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
 std::string xml_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -421,17 +452,21 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
   std::string svg;
   auto add = [&](const std::string& s) { svg += s + "\n"; };
   char b[512];
-  std::snprintf(b, sizeof b, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif'>", W, H);
+  std::snprintf(b, sizeof b,
+                "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif'>", W, H);
   add(b);
   add("<rect width='100%' height='100%' fill='white'/>");
-  std::snprintf(b, sizeof b, "<text x='%.0f' y='32' font-size='20' text-anchor='middle'>%s</text>", W / 2, xml_escape(title).c_str());
+  std::snprintf(b, sizeof b, "<text x='%.0f' y='32' font-size='20' text-anchor='middle'>%s</text>", W / 2,
+                xml_escape(title).c_str());
   add(b);
   // Point labels: the type, prefixed with the model family ("gemma", "SmolLM2") when files of
   // several families are on the chart.
   auto family = [](const std::string& file) { return file.substr(0, file.find_first_of("-.")); };
   std::set<std::string> families;
   for (const Result& r : rs) families.insert(family(r.file.name));
-  auto label = [&](const Result& r) { return families.size() > 1 ? family(r.file.name) + " " + r.file.type : r.file.type; };
+  auto label = [&](const Result& r) {
+    return families.size() > 1 ? family(r.file.name) + " " + r.file.type : r.file.type;
+  };
   const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
   int panel = 0;
   for (const char* kind : {"pp", "tg"}) {
@@ -455,39 +490,44 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
     ymax = nice(ymax * 1.1);
     auto X = [&](double v) { return x0 + pw * v / xmax; };
     auto Y = [&](double v) { return y0 + ph - ph * v / ymax; };
-    std::snprintf(b, sizeof b, "<text x='%.0f' y='%.0f' font-size='16' text-anchor='middle'>%s (%s)</text>", x0 + pw / 2, y0 - 12,
-                  std::string(kind) == "pp" ? "prefill" : "decode", pts[0]->test.c_str());
+    std::snprintf(b, sizeof b, "<text x='%.0f' y='%.0f' font-size='16' text-anchor='middle'>%s (%s)</text>",
+                  x0 + pw / 2, y0 - 12, std::string(kind) == "pp" ? "prefill" : "decode", pts[0]->test.c_str());
     add(b);
     for (int i = 0; i <= 5; ++i) {
       const double yv = ymax * i / 5;
-      std::snprintf(b, sizeof b,
-                    "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/><text x='%.1f' y='%.1f' font-size='12' "
-                    "text-anchor='end'>%g</text>",
-                    x0, Y(yv), x0 + pw, Y(yv), x0 - 6, Y(yv) + 4, yv);
+      std::snprintf(
+          b, sizeof b,
+          "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#ddd'/><text x='%.1f' y='%.1f' font-size='12' "
+          "text-anchor='end'>%g</text>",
+          x0, Y(yv), x0 + pw, Y(yv), x0 - 6, Y(yv) + 4, yv);
       add(b);
     }
     for (double xv = 0; xv <= xmax + 1e-9; xv += 2.0) {
-      std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='12' text-anchor='middle'>%g</text>", X(xv), y0 + ph + 18, xv);
+      std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='12' text-anchor='middle'>%g</text>", X(xv),
+                    y0 + ph + 18, xv);
       add(b);
     }
-    std::snprintf(b, sizeof b, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='black'/>", x0, y0, pw, ph);
+    std::snprintf(b, sizeof b, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='black'/>", x0,
+                  y0, pw, ph);
     add(b);
-    std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle'>bits per weight</text>", x0 + pw / 2,
-                  y0 + ph + 40);
+    std::snprintf(b, sizeof b, "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle'>bits per weight</text>",
+                  x0 + pw / 2, y0 + ph + 40);
     add(b);
-    std::snprintf(b, sizeof b,
-                  "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle' transform='rotate(-90 %.1f %.1f)'>tokens/s</text>",
-                  x0 - 50, y0 + ph / 2, x0 - 50, y0 + ph / 2);
+    std::snprintf(
+        b, sizeof b,
+        "<text x='%.1f' y='%.1f' font-size='13' text-anchor='middle' transform='rotate(-90 %.1f %.1f)'>tokens/s</text>",
+        x0 - 50, y0 + ph / 2, x0 - 50, y0 + ph / 2);
     add(b);
     int i = 0;
     for (const Result* r : pts) {
       const char* col = palette[i++ % 8];
       const double cx = X(r->file.bpw()), cy = Y(r->mean);
-      std::snprintf(b, sizeof b,
-                    "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s'/><circle cx='%.1f' cy='%.1f' r='5' fill='%s'/>"
-                    "<text x='%.1f' y='%.1f' font-size='11' fill='%s'>%s</text>",
-                    cx, Y(r->mean - r->stddev), cx, Y(r->mean + r->stddev), col, cx, cy, col, cx + 7, cy - 6, col,
-                    pts.size() <= 4 ? xml_escape(label(*r)).c_str() : "");
+      std::snprintf(
+          b, sizeof b,
+          "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s'/><circle cx='%.1f' cy='%.1f' r='5' fill='%s'/>"
+          "<text x='%.1f' y='%.1f' font-size='11' fill='%s'>%s</text>",
+          cx, Y(r->mean - r->stddev), cx, Y(r->mean + r->stddev), col, cx, cy, col, cx + 7, cy - 6, col,
+          pts.size() <= 4 ? xml_escape(label(*r)).c_str() : "");
       add(b);
     }
     ++panel;
@@ -498,8 +538,10 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
   for (const Result& r : rs)
     if (std::find(names.begin(), names.end(), r.file.name) == names.end()) names.push_back(r.file.name);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const double lx = 40.0 + 340.0 * static_cast<double>(i % 3), ly = top + ph + 62.0 + 18.0 * static_cast<double>(i / 3);
-    std::snprintf(b, sizeof b, "<circle cx='%.1f' cy='%.1f' r='5' fill='%s'/><text x='%.1f' y='%.1f' font-size='12'>%s</text>", lx,
+    const double lx = 40.0 + 340.0 * static_cast<double>(i % 3),
+                 ly = top + ph + 62.0 + 18.0 * static_cast<double>(i / 3);
+    std::snprintf(b, sizeof b,
+                  "<circle cx='%.1f' cy='%.1f' r='5' fill='%s'/><text x='%.1f' y='%.1f' font-size='12'>%s</text>", lx,
                   ly - 4, palette[i % 8], lx + 10, ly, xml_escape(names[i]).c_str());
     add(b);
   }
@@ -575,7 +617,8 @@ int cmd_bench(int argc, char** argv) {
   } else if (args.flag("csv")) {
     print_csv(results, bw);
   } else {
-    std::printf("wisp bench: %s, %d threads, kernels %s", cpu_model().c_str(), threads, isa_name(kernels::dot_kernel_isa()));
+    std::printf("wisp bench: %s, %d threads, kernels %s", cpu_model().c_str(), threads,
+                isa_name(kernels::dot_kernel_isa()));
     if (want_bw) std::printf(", measured read bandwidth %.2f GB/s", bw);
     std::printf("\n\n");
     if (!results.empty() && n_seqs.empty()) print_table(results, bw);
@@ -583,7 +626,8 @@ int cmd_bench(int argc, char** argv) {
   }
   if (auto svg = args.value("svg")) {
     char title[160];
-    std::snprintf(title, sizeof title, "wisp: tokens/s vs bits per weight (%d threads, %s)", threads, isa_name(kernels::dot_kernel_isa()));
+    std::snprintf(title, sizeof title, "wisp: tokens/s vs bits per weight (%d threads, %s)", threads,
+                  isa_name(kernels::dot_kernel_isa()));
     write_svg(*svg, results, title);
   }
   return 0;

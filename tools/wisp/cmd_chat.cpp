@@ -34,7 +34,7 @@ extern "C" void on_sigint(int) { g_interrupted.store(true); }
 class SigintGuard {
  public:
   SigintGuard() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns so the prompt can be redrawn
@@ -45,7 +45,7 @@ class SigintGuard {
   SigintGuard& operator=(const SigintGuard&) = delete;
 
  private:
-  struct sigaction old_{};
+  struct sigaction old_ {};
 };
 
 const char* kChatHelp =
@@ -62,13 +62,21 @@ ArgParser make_parser() {
   ArgParser p("chat", "Chat with a model: type a message, get a streamed answer. Multi-turn; reads a pipe too.");
   add_model_flags(p);
   p.option("system").value_name("TEXT").help("system message").group("chat");
-  p.option("n-predict", ArgKind::kInt).short_name('n').value_name("N").default_value("512")
-      .help("most tokens per answer; -1 = until the model ends its turn").group("chat");
-  p.option("chat-template").value_name("NAME")
+  p.option("n-predict", ArgKind::kInt)
+      .short_name('n')
+      .value_name("N")
+      .default_value("512")
+      .help("most tokens per answer; -1 = until the model ends its turn")
+      .group("chat");
+  p.option("chat-template")
+      .value_name("NAME")
       .help("use a built-in template (chatml, gemma, llama2, llama3, mistral, zephyr) instead of the file's")
       .group("chat");
-  p.flag("no-history").help("keep no input history (default: $XDG_STATE_HOME/wisp/chat_history, "
-                             "else ~/.local/state/wisp/chat_history)").group("chat");
+  p.flag("no-history")
+      .help(
+          "keep no input history (default: $XDG_STATE_HOME/wisp/chat_history, "
+          "else ~/.local/state/wisp/chat_history)")
+      .group("chat");
   add_sampling_flags(p);
   add_speculation_flags(p);
   p.epilog(std::string("In the chat:\n") + kChatHelp);
@@ -91,7 +99,8 @@ int cmd_chat(int argc, char** argv) {
     return 0;
   }
   std::int64_t n_predict = args.int64("n-predict");
-  if (n_predict < -1 || n_predict == 0) throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
+  if (n_predict < -1 || n_predict == 0)
+    throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
   std::string seed_note;
   SamplerParams sp = sampler_params_from_flags(args, &seed_note);
 
@@ -174,9 +183,9 @@ int cmd_chat(int argc, char** argv) {
       std::fprintf(stderr, "[%zu prompt tokens (%zu reused) at %.1f tok/s, %zu generated at %.1f tok/s%s%s]\n",
                    st.n_prompt, r.reused_tokens, st.prompt_tokens_per_second(), st.n_generated,
                    st.decode_tokens_per_second(), speculation_summary(st).c_str(),
-                   r.generation.stop == StopReason::kEndOfTurn ? ""
+                   r.generation.stop == StopReason::kEndOfTurn   ? ""
                    : r.generation.stop == StopReason::kCancelled ? ", stopped by Ctrl-C"
-                   : r.generation.stop == StopReason::kLength ? ", cut at --n-predict"
+                   : r.generation.stop == StopReason::kLength    ? ", cut at --n-predict"
                                                                  : ", context full");
     } catch (const Error& e) {
       std::fprintf(stderr, "error: %s\n", e.what());

@@ -66,10 +66,14 @@ std::vector<TypeRow> rows_by_type(const GgufFile& f) {
 
 std::string human_count(std::uint64_t n) {
   char buf[32];
-  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
-  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
-  else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.2f K", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
+  if (n >= 1000000000ull)
+    std::snprintf(buf, sizeof buf, "%.2f B", n / 1e9);
+  else if (n >= 1000000ull)
+    std::snprintf(buf, sizeof buf, "%.2f M", n / 1e6);
+  else if (n >= 1000ull)
+    std::snprintf(buf, sizeof buf, "%.2f K", n / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -147,10 +151,14 @@ void print_json(const GgufFile& f, bool tensors, bool metadata) {
   j["architecture"] = s.arch;
   j["name"] = s.name;
   nlohmann::json hp = nlohmann::json::object();
-  for (const GgufKeyValue* kv : arch_keys(f)) hp[std::string(kv->key.substr(s.arch.size() + 1))] = value_to_json(kv->value);
+  for (const GgufKeyValue* kv : arch_keys(f))
+    hp[std::string(kv->key.substr(s.arch.size() + 1))] = value_to_json(kv->value);
   j["hyperparameters"] = hp;
-  j["tokenizer"] = {{"model", s.tok_model}, {"kind", tokenizer_kind(s.tok_model)}, {"pre", s.tok_pre},
-                    {"vocab_size", s.vocab}, {"merges", s.merges}};
+  j["tokenizer"] = {{"model", s.tok_model},
+                    {"kind", tokenizer_kind(s.tok_model)},
+                    {"pre", s.tok_pre},
+                    {"vocab_size", s.vocab},
+                    {"merges", s.merges}};
   if (s.bos) j["tokenizer"]["bos_token_id"] = *s.bos;
   if (s.eos) j["tokenizer"]["eos_token_id"] = *s.eos;
   j["chat_template"] = s.has_template;
@@ -161,14 +169,20 @@ void print_json(const GgufFile& f, bool tensors, bool metadata) {
   j["bits_per_weight"] = s.params ? 8.0 * s.bytes / s.params : 0.0;
   nlohmann::json types = nlohmann::json::array();
   for (const TypeRow& r : rows_by_type(f))
-    types.push_back({{"type", r.name}, {"tensors", r.tensors}, {"parameters", r.params}, {"bytes", r.bytes},
-                     {"mib", r.bytes / kMiB}, {"bits_per_weight", 8.0 * r.bytes / r.params}});
+    types.push_back({{"type", r.name},
+                     {"tensors", r.tensors},
+                     {"parameters", r.params},
+                     {"bytes", r.bytes},
+                     {"mib", r.bytes / kMiB},
+                     {"bits_per_weight", 8.0 * r.bytes / r.params}});
   j["types"] = types;
   if (tensors) {
     nlohmann::json ts = nlohmann::json::array();
     for (const GgufTensor& t : f.tensors())
-      ts.push_back({{"name", std::string(t.name)}, {"type", t.type->name},
-                    {"shape", std::vector<std::int64_t>(t.ne, t.ne + t.n_dims)}, {"bytes", t.n_bytes},
+      ts.push_back({{"name", std::string(t.name)},
+                    {"type", t.type->name},
+                    {"shape", std::vector<std::int64_t>(t.ne, t.ne + t.n_dims)},
+                    {"bytes", t.n_bytes},
                     {"offset", t.file_offset}});
     j["tensors"] = ts;
   }
@@ -200,8 +214,10 @@ void print_text(const GgufFile& f, bool tensors, bool metadata) {
   if (s.bos) std::printf(", bos %llu", static_cast<unsigned long long>(*s.bos));
   if (s.eos) std::printf(", eos %llu", static_cast<unsigned long long>(*s.eos));
   std::printf("\n");
-  if (s.has_template) std::printf("chat template:  yes (%zu characters)\n", s.template_chars);
-  else std::printf("chat template:  none in the file\n");
+  if (s.has_template)
+    std::printf("chat template:  yes (%zu characters)\n", s.template_chars);
+  else
+    std::printf("chat template:  none in the file\n");
   std::printf("tensors:        %zu, %s parameters\n\n", f.tensors().size(), human_count(s.params).c_str());
 
   std::printf("  %-8s %8s %14s %12s %12s\n", "type", "tensors", "parameters", "size MiB", "bits/weight");
@@ -243,8 +259,10 @@ int cmd_info(int argc, char** argv) {
   if (!model && args.positionals().empty()) throw UsageError("no model file given");
   std::string path = model ? *model : args.positionals()[0];
   GgufFile f = GgufFile::open(path);
-  if (args.flag("json")) print_json(f, args.flag("tensors"), args.flag("metadata"));
-  else print_text(f, args.flag("tensors"), args.flag("metadata"));
+  if (args.flag("json"))
+    print_json(f, args.flag("tensors"), args.flag("metadata"));
+  else
+    print_text(f, args.flag("tensors"), args.flag("metadata"));
   return 0;
 }
 

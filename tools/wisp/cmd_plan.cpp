@@ -33,39 +33,50 @@ ArgParser make_parser() {
       "GGUF model: layers, KV heads, head size, parameters and weight bytes");
   p.option("params").value_name("N").group(m).help("parameter count: 13e9, 13B, 135M");
   p.option("layers", ArgKind::kInt).value_name("L").group(m).help("transformer layers");
-  p.option("d-model", ArgKind::kInt).group(m).help(
-      "model width; alone it means plain multi-head attention (K/V width = d_model)");
+  p.option("d-model", ArgKind::kInt)
+      .group(m)
+      .help("model width; alone it means plain multi-head attention (K/V width = d_model)");
   p.option("heads", ArgKind::kInt).group(m).help("query heads (head size = d_model / heads)");
   p.option("kv-heads", ArgKind::kInt).group(m).help("key/value heads (grouped-query attention)");
   p.option("head-dim", ArgKind::kInt).group(m).help("values per head");
 
   const std::string w = "weights (one of)";
-  p.option("weight-bits", ArgKind::kNumber).value_name("BITS").group(w).help(
-      "bits per weight: 16, 8, 4 (default 16 by hand; the file's own bytes with -m)");
-  p.option("weight-type").value_name("TYPE").group(w).help(
-      "a GGML/wisp block type, scales included: Q4_K, Q8_0, F16, ...");
+  p.option("weight-bits", ArgKind::kNumber)
+      .value_name("BITS")
+      .group(w)
+      .help("bits per weight: 16, 8, 4 (default 16 by hand; the file's own bytes with -m)");
+  p.option("weight-type")
+      .value_name("TYPE")
+      .group(w)
+      .help("a GGML/wisp block type, scales included: Q4_K, Q8_0, F16, ...");
   p.option("weight-bytes").value_name("SIZE").group(w).help("the weight bytes outright: 26GiB");
 
   const std::string kv = "KV cache";
-  p.option("kv-type").value_name("TYPE").group(kv).default_value("f16").help(
-      "cached K/V precision: " + plan::kv_type_names());
-  p.option("ctx", ArgKind::kInt).value_name("S").group(kv).default_value("4096").help(
-      "tokens per request (context length)");
-  p.option("users", ArgKind::kInt).value_name("B").group(kv).default_value("1").help(
-      "concurrent requests");
-  p.option("block-size", ArgKind::kInt).group(kv).default_value("16").help(
-      "paged KV block, tokens");
-  p.option("len", ArgKind::kInt).group(kv).help(
-      "a request's actual length, for paged vs naive (max length S) waste (default S)");
+  p.option("kv-type").value_name("TYPE").group(kv).default_value("f16").help("cached K/V precision: " +
+                                                                             plan::kv_type_names());
+  p.option("ctx", ArgKind::kInt)
+      .value_name("S")
+      .group(kv)
+      .default_value("4096")
+      .help("tokens per request (context length)");
+  p.option("users", ArgKind::kInt).value_name("B").group(kv).default_value("1").help("concurrent requests");
+  p.option("block-size", ArgKind::kInt).group(kv).default_value("16").help("paged KV block, tokens");
+  p.option("len", ArgKind::kInt)
+      .group(kv)
+      .help("a request's actual length, for paged vs naive (max length S) waste (default S)");
 
   const std::string mem = "memory and speed";
   p.option("mem").value_name("SIZE").group(mem).help("memory budget: 80GiB, 160GB");
-  p.option("overhead").value_name("SIZE").group(mem).default_value("0").help(
-      "reserved for activations, runtime, fragmentation: 4GiB");
-  p.option("bandwidth").value_name("RATE").group(mem).help(
-      "memory bandwidth for the decode ceiling: 3.35TB/s, 50GB/s, or 'measure' (this machine)");
-  p.option("compute").value_name("RATE").group(mem).help(
-      "compute rate for prefill: 100TFLOP/s");
+  p.option("overhead")
+      .value_name("SIZE")
+      .group(mem)
+      .default_value("0")
+      .help("reserved for activations, runtime, fragmentation: 4GiB");
+  p.option("bandwidth")
+      .value_name("RATE")
+      .group(mem)
+      .help("memory bandwidth for the decode ceiling: 3.35TB/s, 50GB/s, or 'measure' (this machine)");
+  p.option("compute").value_name("RATE").group(mem).help("compute rate for prefill: 100TFLOP/s");
   p.option("prompt", ArgKind::kInt).group(mem).help("prompt tokens for prefill (default S)");
 
   const std::string out = "output";
@@ -88,8 +99,7 @@ std::optional<std::uint64_t> positive_size(const Args& a, std::string_view name)
   return v;
 }
 
-std::optional<double> positive_rate(const Args& a, std::string_view name,
-                                    double (*parse)(std::string_view)) {
+std::optional<double> positive_rate(const Args& a, std::string_view name, double (*parse)(std::string_view)) {
   auto v = a.convert(name, parse);
   if (v && !(*v > 0)) throw UsageError(a.spelling(name) + " must be positive");
   return v;
@@ -112,8 +122,8 @@ void hand_geometry(const Args& a, ModelShape& m) {
     std::optional<std::uint64_t> n = kv_heads ? kv_heads : heads;
     if (!n && d_model) {
       if (*d_model % *head_dim != 0) {
-        throw UsageError("--d-model " + std::to_string(*d_model) +
-                         " is not a multiple of --head-dim " + std::to_string(*head_dim));
+        throw UsageError("--d-model " + std::to_string(*d_model) + " is not a multiple of --head-dim " +
+                         std::to_string(*head_dim));
       }
       n = *d_model / *head_dim;  // multi-head: as many K/V heads as query heads
     }
@@ -137,8 +147,7 @@ ModelShape model_from_flags(const Args& a) {
   if (a.has("model")) {
     for (const char* name : {"params", "layers", "d-model", "heads", "kv-heads", "head-dim"}) {
       if (a.has(name)) {
-        throw UsageError(std::string("--") + name +
-                         " conflicts with -m: the model file gives the shape");
+        throw UsageError(std::string("--") + name + " conflicts with -m: the model file gives the shape");
       }
     }
     return plan::model_shape_from_gguf(a.str("model"));  // file errors: exit 1, not usage
@@ -196,8 +205,8 @@ PlanInputs inputs_from_flags(const Args& a) {
   in.block_size = a.positive("block-size");
   in.len = a.opt_positive("len");
   if (in.len && *in.len > in.ctx) {
-    throw UsageError("--len " + std::to_string(*in.len) + " exceeds --ctx " +
-                     std::to_string(in.ctx) + " (the naive reservation's max length)");
+    throw UsageError("--len " + std::to_string(*in.len) + " exceeds --ctx " + std::to_string(in.ctx) +
+                     " (the naive reservation's max length)");
   }
   in.prompt = a.opt_positive("prompt");
   in.budget = positive_size(a, "mem");
@@ -218,8 +227,7 @@ PlanInputs inputs_from_flags(const Args& a) {
 }
 
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "wisp plan: error: %s\nrun 'wisp plan --help' for the options\n",
-               message.c_str());
+  std::fprintf(stderr, "wisp plan: error: %s\nrun 'wisp plan --help' for the options\n", message.c_str());
   return kUsageExit;
 }
 

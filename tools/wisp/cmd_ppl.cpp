@@ -22,10 +22,14 @@ ArgParser make_parser() {
   p.option("ctx", ArgKind::kInt).short_name('c').value_name("CTX").default_value("512").help("window length in tokens");
   p.option("chunks", ArgKind::kInt).value_name("N").help("score at most N windows (default: all)");
   p.option("kl-base").value_name("BASE").help("reference GGUF (e.g. the F16 source) for KL, top-1 and delta PPL");
-  p.option("kl-base-logits").value_name("FILE").help(
-      "instead of --kl-base: the reference's log-probabilities saved by --save-logits (same text, -c, enough windows)");
-  p.option("save-logits").value_name("FILE").help(
-      "write this model's log-probabilities at the scored positions (4 bytes x vocabulary per token)");
+  p.option("kl-base-logits")
+      .value_name("FILE")
+      .help(
+          "instead of --kl-base: the reference's log-probabilities saved by --save-logits (same text, -c, enough "
+          "windows)");
+  p.option("save-logits")
+      .value_name("FILE")
+      .help("write this model's log-probabilities at the scored positions (4 bytes x vocabulary per token)");
   p.option("threads", ArgKind::kInt).short_name('t').value_name("N").help("threads (default: all)");
   p.flag("exact").help(
       "llama.cpp's float orders (the reference numerics) instead of wisp's own batch-invariant ones; "

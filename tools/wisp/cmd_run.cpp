@@ -20,12 +20,17 @@ ArgParser make_parser() {
   add_model_flags(p);
   p.option("prompt").short_name('p').value_name("TEXT").help("the prompt").group("generation");
   p.option("file").short_name('f').value_name("FILE").help("read the prompt from a file").group("generation");
-  p.option("n-predict", ArgKind::kInt).short_name('n').value_name("N").default_value("128")
-      .help("most tokens to generate; -1 = until the end of the text or the context").group("generation");
+  p.option("n-predict", ArgKind::kInt)
+      .short_name('n')
+      .value_name("N")
+      .default_value("128")
+      .help("most tokens to generate; -1 = until the end of the text or the context")
+      .group("generation");
   p.flag("no-special").help("treat special-token text in the prompt (<|im_start|>) as plain text").group("generation");
   add_sampling_flags(p);
   add_speculation_flags(p);
-  p.epilog("example: wisp run -m models/SmolLM2-135M-Instruct.Q4_1.gguf -p \"The capital of France is\" -n 32 --temp 0");
+  p.epilog(
+      "example: wisp run -m models/SmolLM2-135M-Instruct.Q4_1.gguf -p \"The capital of France is\" -n 32 --temp 0");
   return p;
 }
 
@@ -55,7 +60,8 @@ int cmd_run(int argc, char** argv) {
   std::string prompt = read_prompt(args);
   if (prompt.empty()) throw UsageError("the prompt is empty");
   std::int64_t n_predict = args.int64("n-predict");
-  if (n_predict < -1 || n_predict == 0) throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
+  if (n_predict < -1 || n_predict == 0)
+    throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
   std::string seed_note;
   SamplerParams sp = sampler_params_from_flags(args, &seed_note);
 

@@ -22,42 +22,85 @@ namespace wisp::cli {
 namespace {
 
 ArgParser make_parser() {
-  ArgParser p("serve", "An OpenAI-compatible HTTP server (chat and text completions, streaming) over the batched engine.");
+  ArgParser p("serve",
+              "An OpenAI-compatible HTTP server (chat and text completions, streaming) over the batched engine.");
   p.option("model").short_name('m').value_name("FILE").help("the GGUF model").required().group("model");
   p.option("alias").value_name("NAME").help("the model's name in answers (default: the file's name)").group("model");
-  p.option("host").value_name("ADDR").default_value("127.0.0.1")
-      .help("address to listen on (0.0.0.0: every interface)").group("http");
-  p.option("port", ArgKind::kInt).value_name("N").default_value("8080").help("port to listen on (0: any free one)").group("http");
-  p.option("api-key").value_name("KEY")
-      .help("require 'Authorization: Bearer KEY' on every route but /health and /openapi.json").group("http");
-  p.option("max-queue", ArgKind::kInt).value_name("N").default_value("64")
-      .help("requests that may wait beyond the running ones; more get 503 with Retry-After").group("http");
+  p.option("host")
+      .value_name("ADDR")
+      .default_value("127.0.0.1")
+      .help("address to listen on (0.0.0.0: every interface)")
+      .group("http");
+  p.option("port", ArgKind::kInt)
+      .value_name("N")
+      .default_value("8080")
+      .help("port to listen on (0: any free one)")
+      .group("http");
+  p.option("api-key")
+      .value_name("KEY")
+      .help("require 'Authorization: Bearer KEY' on every route but /health and /openapi.json")
+      .group("http");
+  p.option("max-queue", ArgKind::kInt)
+      .value_name("N")
+      .default_value("64")
+      .help("requests that may wait beyond the running ones; more get 503 with Retry-After")
+      .group("http");
   p.option("max-body").value_name("SIZE").default_value("8MiB").help("largest request body (more: 413)").group("http");
-  p.option("http-threads", ArgKind::kInt).value_name("N")
-      .help("connection threads (default: parallel + max-queue + 16, at least 32)").group("http");
+  p.option("http-threads", ArgKind::kInt)
+      .value_name("N")
+      .help("connection threads (default: parallel + max-queue + 16, at least 32)")
+      .group("http");
   p.flag("quiet").help("no line per answer on stderr").group("http");
-  p.option("parallel", ArgKind::kInt).short_name('n').value_name("N").default_value("8")
-      .help("requests running at once (continuous batching)").group("engine");
-  p.option("ctx", ArgKind::kInt).short_name('c').value_name("N")
-      .help("tokens per request, prompt and answer (default: the training context, at most 4096)").group("engine");
-  p.option("kv-type").value_name("TYPE").default_value("f16")
-      .help("how the KV cache stores K and V: " + kv_type_names()).group("engine");
-  p.option("kv-mem").value_name("SIZE").help("KV pool size in bytes (\"512MiB\"); default: parallel * ctx tokens").group("engine");
-  p.option("kv-tokens", ArgKind::kInt).value_name("N").help("KV pool size in tokens (instead of --kv-mem)").group("engine");
-  p.option("kv-block", ArgKind::kInt).value_name("N").default_value("16")
-      .help("tokens per KV block (1 to 256): prompts share their cached prefix in whole blocks").group("engine");
-  p.option("threads", ArgKind::kInt).short_name('t').value_name("N")
-      .help("threads for the forward pass (default: the machine's cores)").group("engine");
-  p.option("step-tokens", ArgKind::kInt).value_name("N").default_value("512")
-      .help("tokens per forward pass at most (decodes first, then prompt chunks)").group("engine");
-  p.option("n-predict", ArgKind::kInt).value_name("N")
-      .help("most tokens an answer generates, whatever max_tokens asks (cut with finish_reason length; default: the context)")
+  p.option("parallel", ArgKind::kInt)
+      .short_name('n')
+      .value_name("N")
+      .default_value("8")
+      .help("requests running at once (continuous batching)")
       .group("engine");
-  p.option("device").value_name("DEV").default_value("auto").group("engine")
-      .help("where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
-            "machine have one, else the CPU)");
-  p.flag("exact").group("engine")
-      .help("llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
+  p.option("ctx", ArgKind::kInt)
+      .short_name('c')
+      .value_name("N")
+      .help("tokens per request, prompt and answer (default: the training context, at most 4096)")
+      .group("engine");
+  p.option("kv-type")
+      .value_name("TYPE")
+      .default_value("f16")
+      .help("how the KV cache stores K and V: " + kv_type_names())
+      .group("engine");
+  p.option("kv-mem")
+      .value_name("SIZE")
+      .help("KV pool size in bytes (\"512MiB\"); default: parallel * ctx tokens")
+      .group("engine");
+  p.option("kv-tokens", ArgKind::kInt)
+      .value_name("N")
+      .help("KV pool size in tokens (instead of --kv-mem)")
+      .group("engine");
+  p.option("kv-block", ArgKind::kInt)
+      .value_name("N")
+      .default_value("16")
+      .help("tokens per KV block (1 to 256): prompts share their cached prefix in whole blocks")
+      .group("engine");
+  p.option("threads", ArgKind::kInt)
+      .short_name('t')
+      .value_name("N")
+      .help("threads for the forward pass (default: the machine's cores)")
+      .group("engine");
+  p.option("step-tokens", ArgKind::kInt)
+      .value_name("N")
+      .default_value("512")
+      .help("tokens per forward pass at most (decodes first, then prompt chunks)")
+      .group("engine");
+  p.option("n-predict", ArgKind::kInt)
+      .value_name("N")
+      .help(
+          "most tokens an answer generates, whatever max_tokens asks (cut with finish_reason length; default: the "
+          "context)")
+      .group("engine");
+  p.option("device").value_name("DEV").default_value("auto").group("engine").help(
+      "where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
+      "machine have one, else the CPU)");
+  p.flag("exact").group("engine").help(
+      "llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
   p.epilog(
       "routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /health, GET /metrics,\n"
       "        POST /tokenize, POST /detokenize, GET /openapi.json (docs/serve.md)\n"
@@ -89,7 +132,8 @@ int cmd_serve(int argc, char** argv) {
   const std::int64_t max_queue = args.int64("max-queue");
   if (max_queue < 0) throw UsageError("--max-queue must be 0 or more, got " + std::to_string(max_queue));
   o.max_queue = static_cast<std::size_t>(max_queue);
-  o.max_body = static_cast<std::size_t>(*args.convert("max-body", [](std::string_view s) { return plan::parse_size(s); }));
+  o.max_body =
+      static_cast<std::size_t>(*args.convert("max-body", [](std::string_view s) { return plan::parse_size(s); }));
   if (o.max_body < 1024) throw UsageError("--max-body must be at least 1KiB");
   if (auto n = args.opt_positive("http-threads")) o.http_threads = static_cast<std::size_t>(*n);
   o.log_requests = !args.flag("quiet");
@@ -128,7 +172,8 @@ int cmd_serve(int argc, char** argv) {
 
   serve::Server server(o);
   server.bind();
-  std::fprintf(stderr, "serve: listening on http://%s:%d (loading %s)\n", o.host.c_str(), server.port(), o.model_path.c_str());
+  std::fprintf(stderr, "serve: listening on http://%s:%d (loading %s)\n", o.host.c_str(), server.port(),
+               o.model_path.c_str());
   try {
     server.load();
   } catch (const Error& e) {

@@ -12,19 +12,25 @@ namespace wisp::cli {
 
 void add_model_flags(ArgParser& p) {
   p.option("model").short_name('m').value_name("FILE").help("the GGUF model").required().group("model");
-  p.option("ctx-size", ArgKind::kInt).short_name('c').value_name("N")
-      .help("context size in tokens (default: the model's training context, at most 4096)").group("model");
-  p.option("threads", ArgKind::kInt).short_name('t').value_name("N")
-      .help("threads for the forward pass (default: the machine's cores)").group("model");
-  p.option("kv-type").value_name("TYPE").default_value("f16").group("model")
-      .help("how the KV cache stores K and V: " + kv_type_names() +
-            " (f16 as llama.cpp; q8_0 = 8.5 bits, q4 = 5 bits per value, group-wise per 32)");
-  p.option("device").value_name("DEV").default_value("auto").group("model")
-      .help("where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
-            "machine have one, else the CPU)");
-  p.flag("exact").group("model")
-      .help("llama.cpp's float order, which depends on the batch (prompt logits equal llama.cpp's bit for bit); "
-            "default: one order for every token, so results never depend on batching");
+  p.option("ctx-size", ArgKind::kInt)
+      .short_name('c')
+      .value_name("N")
+      .help("context size in tokens (default: the model's training context, at most 4096)")
+      .group("model");
+  p.option("threads", ArgKind::kInt)
+      .short_name('t')
+      .value_name("N")
+      .help("threads for the forward pass (default: the machine's cores)")
+      .group("model");
+  p.option("kv-type").value_name("TYPE").default_value("f16").group("model").help(
+      "how the KV cache stores K and V: " + kv_type_names() +
+      " (f16 as llama.cpp; q8_0 = 8.5 bits, q4 = 5 bits per value, group-wise per 32)");
+  p.option("device").value_name("DEV").default_value("auto").group("model").help(
+      "where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
+      "machine have one, else the CPU)");
+  p.flag("exact").group("model").help(
+      "llama.cpp's float order, which depends on the batch (prompt logits equal llama.cpp's bit for bit); "
+      "default: one order for every token, so results never depend on batching");
 }
 
 void add_sampling_flags(ArgParser& p) {
@@ -34,24 +40,51 @@ void add_sampling_flags(ArgParser& p) {
     std::snprintf(buf, sizeof buf, "%g", v);
     return std::string(buf);
   };
-  p.option("temp", ArgKind::kNumber).value_name("T").default_value(num(d.temperature))
-      .help("temperature; 0 = greedy").group("sampling");
-  p.option("top-k", ArgKind::kInt).value_name("K").default_value(std::to_string(d.top_k))
-      .help("keep the K most likely tokens; 0 = off").group("sampling");
-  p.option("top-p", ArgKind::kNumber).value_name("P").default_value(num(d.top_p))
-      .help("keep the smallest set of tokens reaching probability P; 1 = off").group("sampling");
-  p.option("min-p", ArgKind::kNumber).value_name("P").default_value(num(d.min_p))
-      .help("drop tokens less likely than P times the most likely; 0 = off").group("sampling");
-  p.option("repeat-penalty", ArgKind::kNumber).value_name("X").default_value(num(d.repeat_penalty))
-      .help("penalise tokens seen in the last --repeat-last-n; 1 = off").group("sampling");
-  p.option("repeat-last-n", ArgKind::kInt).value_name("N").default_value(std::to_string(d.penalty_last_n))
-      .help("how many recent tokens the penalties look at; 0 = off").group("sampling");
-  p.option("frequency-penalty", ArgKind::kNumber).value_name("X").default_value(num(d.frequency_penalty))
-      .help("subtract X per earlier occurrence").group("sampling");
-  p.option("presence-penalty", ArgKind::kNumber).value_name("X").default_value(num(d.presence_penalty))
-      .help("subtract X once if the token occurred").group("sampling");
-  p.option("seed", ArgKind::kInt).short_name('s').value_name("N")
-      .help("sampler seed; the same seed and settings give the same text (default: random)").group("sampling");
+  p.option("temp", ArgKind::kNumber)
+      .value_name("T")
+      .default_value(num(d.temperature))
+      .help("temperature; 0 = greedy")
+      .group("sampling");
+  p.option("top-k", ArgKind::kInt)
+      .value_name("K")
+      .default_value(std::to_string(d.top_k))
+      .help("keep the K most likely tokens; 0 = off")
+      .group("sampling");
+  p.option("top-p", ArgKind::kNumber)
+      .value_name("P")
+      .default_value(num(d.top_p))
+      .help("keep the smallest set of tokens reaching probability P; 1 = off")
+      .group("sampling");
+  p.option("min-p", ArgKind::kNumber)
+      .value_name("P")
+      .default_value(num(d.min_p))
+      .help("drop tokens less likely than P times the most likely; 0 = off")
+      .group("sampling");
+  p.option("repeat-penalty", ArgKind::kNumber)
+      .value_name("X")
+      .default_value(num(d.repeat_penalty))
+      .help("penalise tokens seen in the last --repeat-last-n; 1 = off")
+      .group("sampling");
+  p.option("repeat-last-n", ArgKind::kInt)
+      .value_name("N")
+      .default_value(std::to_string(d.penalty_last_n))
+      .help("how many recent tokens the penalties look at; 0 = off")
+      .group("sampling");
+  p.option("frequency-penalty", ArgKind::kNumber)
+      .value_name("X")
+      .default_value(num(d.frequency_penalty))
+      .help("subtract X per earlier occurrence")
+      .group("sampling");
+  p.option("presence-penalty", ArgKind::kNumber)
+      .value_name("X")
+      .default_value(num(d.presence_penalty))
+      .help("subtract X once if the token occurred")
+      .group("sampling");
+  p.option("seed", ArgKind::kInt)
+      .short_name('s')
+      .value_name("N")
+      .help("sampler seed; the same seed and settings give the same text (default: random)")
+      .group("sampling");
 }
 
 LoadedModel load_model_from_flags(const Args& a) {

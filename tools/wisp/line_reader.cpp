@@ -33,7 +33,10 @@ std::string LineReader::default_history_path() {
 }
 
 LineReader::LineReader(bool interactive, std::string history_path, std::atomic<bool>& interrupted)
-    : interactive_(interactive), show_prompt_(interactive), history_path_(std::move(history_path)), interrupted_(interrupted) {
+    : interactive_(interactive),
+      show_prompt_(interactive),
+      history_path_(std::move(history_path)),
+      interrupted_(interrupted) {
   if (!interactive_) return;
   el_ = el_init("wisp", stdin, stdout, stderr);
   if (el_ == nullptr) {  // no usable terminal description: fall back to plain reads

@@ -12,16 +12,30 @@
 namespace wisp::cli {
 
 void add_speculation_flags(ArgParser& p) {
-  p.option("lookup", ArgKind::kInt).value_name("N").group("speculation")
-      .help("speculative decoding by prompt lookup: guess the tokens that followed the last earlier occurrence of "
-            "the final N..--lookup-min tokens (pays when the answer quotes the prompt: rewrite, summarize, edit)");
-  p.option("lookup-min", ArgKind::kInt).value_name("N").default_value("2").group("speculation")
+  p.option("lookup", ArgKind::kInt)
+      .value_name("N")
+      .group("speculation")
+      .help(
+          "speculative decoding by prompt lookup: guess the tokens that followed the last earlier occurrence of "
+          "the final N..--lookup-min tokens (pays when the answer quotes the prompt: rewrite, summarize, edit)");
+  p.option("lookup-min", ArgKind::kInt)
+      .value_name("N")
+      .default_value("2")
+      .group("speculation")
       .help("shortest n-gram --lookup matches");
-  p.option("draft").value_name("FILE").group("speculation")
+  p.option("draft")
+      .value_name("FILE")
+      .group("speculation")
       .help("speculative decoding with a draft model (a GGUF with the same vocabulary, e.g. a lower-bit copy)");
-  p.option("draft-max", ArgKind::kInt).value_name("K").default_value("8").group("speculation")
+  p.option("draft-max", ArgKind::kInt)
+      .value_name("K")
+      .default_value("8")
+      .group("speculation")
       .help("most guessed tokens verified per pass (the number adapts to how many are kept)");
-  p.option("draft-p-min", ArgKind::kNumber).value_name("P").default_value("0.5").group("speculation")
+  p.option("draft-p-min", ArgKind::kNumber)
+      .value_name("P")
+      .default_value("0.5")
+      .group("speculation")
       .help("--draft: stop guessing at a token the draft gives probability below P");
 }
 

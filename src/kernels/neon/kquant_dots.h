@@ -140,8 +140,8 @@ float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     const Q4KScales s = q4k_scales(x[b].scales);
     const Lanes8 l = q4k_lanes(x[b], y[b], s);
-    acc = tiled_step(acc, hsum_i32(l.lo, l.hi), vaddvq_s32(q4k_min_products(y[b], s.min)), h2f(x[b].d),
-                     h2f(x[b].dmin), y[b].d);
+    acc = tiled_step(acc, hsum_i32(l.lo, l.hi), vaddvq_s32(q4k_min_products(y[b], s.min)), h2f(x[b].d), h2f(x[b].dmin),
+                     y[b].d);
   }
   return acc;
 }

@@ -112,7 +112,8 @@ void quantize_q8_k(const float* x, void* out, std::int64_t n) {
       bsums[g / 16] = static_cast<std::int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
       bsums[g / 16 + 1] = static_cast<std::int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(blk.bsums), _mm256_load_si256(reinterpret_cast<const __m256i*>(bsums)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(blk.bsums),
+                        _mm256_load_si256(reinterpret_cast<const __m256i*>(bsums)));
     blk.d = 1.0f / iscale;
   }
 }

@@ -38,7 +38,8 @@ inline __m256i sum16x8(const __m256i (&p)[8]) {
   const __m256i h01 = _mm256_hadd_epi16(p[0], p[1]), h23 = _mm256_hadd_epi16(p[2], p[3]);
   const __m256i h45 = _mm256_hadd_epi16(p[4], p[5]), h67 = _mm256_hadd_epi16(p[6], p[7]);
   const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(h01, h23), _mm256_hadd_epi16(h45, h67));
-  return _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)), _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)));
+  return _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)),
+                          _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)));
 }
 
 // Lane k = the sum of the 8 int32 lanes of p[k] (exact).
@@ -143,13 +144,12 @@ inline __m256i q4_sums(const __m256i (&pw)[8], const std::int8_t* qs) {
   return sum16x8(p);
 }
 
-
 template <int T>
 inline void q4_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   blocks8_dots<BlockQ4_0, false, T>(
       w, a, a_stride, n, out, prep_q4<BlockQ4_0>,
       // The offset 8 of the codes, through the activation sums: sum((q - 8) a) = sum(q a) - 8 sum(a).
-      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i sum) {
+      [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i sum) {
         return _mm256_sub_epi32(q4_sums(pw, qs), _mm256_slli_epi32(sum, 3));
       },
       [](const BlockQ4_0& x, const std::int8_t* qs, std::int32_t sum) { return q4_block_sum(x.qs, qs) - 8 * sum; });
@@ -159,7 +159,7 @@ template <int T>
 inline void q4_1_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   blocks8_dots<BlockQ4_1, true, T>(
       w, a, a_stride, n, out, prep_q4<BlockQ4_1>,
-      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i) { return q4_sums(pw, qs); },
+      [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i) { return q4_sums(pw, qs); },
       [](const BlockQ4_1& x, const std::int8_t* qs, std::int32_t) { return q4_block_sum(x.qs, qs); });
 }
 
@@ -167,10 +167,10 @@ template <int T>
 inline void q8_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   blocks8_dots<BlockQ8_0, false, T>(
       w, a, a_stride, n, out,
-      [](const BlockQ8_0* x, __m256i (&pw)[8]) {
+      [](const BlockQ8_0* x, __m256i(&pw)[8]) {
         for (int i = 0; i < 8; ++i) pw[i] = load32(x[i].qs);
       },
-      [](const __m256i (&pw)[8], const std::int8_t* qs, __m256i) {
+      [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i) {
         const __m256i p[8] = {q8_lanes_of(pw[0], qs),       q8_lanes_of(pw[1], qs + 32),  q8_lanes_of(pw[2], qs + 64),
                               q8_lanes_of(pw[3], qs + 96),  q8_lanes_of(pw[4], qs + 128), q8_lanes_of(pw[5], qs + 160),
                               q8_lanes_of(pw[6], qs + 192), q8_lanes_of(pw[7], qs + 224)};

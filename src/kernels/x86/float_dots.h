@@ -115,7 +115,9 @@ float dot_f16_batched(const void* w, const void* a, std::int64_t n) {
 
 // ---- BF16 ----
 
-inline float bf2f(std::uint16_t h) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(h) << 16))); }
+inline float bf2f(std::uint16_t h) {
+  return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(h) << 16)));
+}
 
 // The one-token tail: plain float products (no flushing) summed in double.
 inline double tail_bf16(const std::uint16_t* x, const std::uint16_t* y, std::int64_t n, double sum) {
@@ -134,11 +136,15 @@ inline __m256 flush_denormals(__m256 v) {
 inline __m256 pair_dot8(__m256 acc, __m256i x, __m256i y) {
   // Denormal BF16 inputs read as zero: keep only the sign where the exponent field is 0.
   const __m256i exponent = _mm256_set1_epi16(0x7f80), magnitude = _mm256_set1_epi16(0x7fff);
-  x = _mm256_andnot_si256(_mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(x, exponent), _mm256_setzero_si256()), magnitude), x);
-  y = _mm256_andnot_si256(_mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(y, exponent), _mm256_setzero_si256()), magnitude), y);
+  x = _mm256_andnot_si256(
+      _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(x, exponent), _mm256_setzero_si256()), magnitude), x);
+  y = _mm256_andnot_si256(
+      _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(y, exponent), _mm256_setzero_si256()), magnitude), y);
   const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
-  const __m256 x_odd = _mm256_castsi256_ps(_mm256_and_si256(x, high)), y_odd = _mm256_castsi256_ps(_mm256_and_si256(y, high));
-  const __m256 x_even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)), y_even = _mm256_castsi256_ps(_mm256_slli_epi32(y, 16));
+  const __m256 x_odd = _mm256_castsi256_ps(_mm256_and_si256(x, high)),
+               y_odd = _mm256_castsi256_ps(_mm256_and_si256(y, high));
+  const __m256 x_even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
+               y_even = _mm256_castsi256_ps(_mm256_slli_epi32(y, 16));
   acc = flush_denormals(_mm256_fmadd_ps(x_odd, y_odd, acc));
   return flush_denormals(_mm256_fmadd_ps(x_even, y_even, acc));
 }

@@ -1,8 +1,8 @@
-// SIMD dots of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) against Q8_K activations in the float orders of the scalar references
-// (dot_kquant_x86.cpp): the one-token lanes (8 int32 lanes of 4 consecutive products per 32-value
-// chunk, scaled by the sub-block scale and summed over the super-block), the tiled GEMM (one exact
-// integer per super-block) and, for Q4_K, the repacked GEMV/GEMM. The integer parts are exact in any
-// order; only the float steps are ordered, and they follow the references step by step.
+// SIMD dots of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) against Q8_K activations in the float orders of the scalar
+// references (dot_kquant_x86.cpp): the one-token lanes (8 int32 lanes of 4 consecutive products per 32-value chunk,
+// scaled by the sub-block scale and summed over the super-block), the tiled GEMM (one exact integer per super-block)
+// and, for Q4_K, the repacked GEMV/GEMM. The integer parts are exact in any order; only the float steps are ordered,
+// and they follow the references step by step.
 //
 // Precondition shared with the scalar one-token kernels: the activation's bsums are the sums of its
 // codes, as quantize_act_q8_K writes them.
@@ -77,7 +77,8 @@ float dot_q4_k(const void* w, const void* a, std::int64_t n) {
     macc = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc);
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+      isum = _mm256_add_epi32(
+          isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc);
   }
@@ -99,7 +100,8 @@ float q4_k_repacked(const void* w, const void* a, std::int64_t n) {
     if constexpr (kStep == 8) {
       __m256i isum = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+        isum = _mm256_add_epi32(
+            isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
       acc = __builtin_fmaf(static_cast<float>(hsum_i32(isum)), dd, acc);
       macc = __builtin_fmaf(static_cast<float>(hsum_i32(mins)), dm, macc);
@@ -134,7 +136,8 @@ float dot_q4_k_tiled(const void* w, const void* a, std::int64_t n) {
     const Q4KScales s = q4k_scales(x[b].scales);
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      isum = _mm256_add_epi32(isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+      isum = _mm256_add_epi32(
+          isum, q4k_pair(x[b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
     }
     acc = tiled_step(acc, hsum_i32(isum), hsum_i32(q4k_min_products(y[b], s.min)), h2f(x[b].d), h2f(x[b].dmin), y[b].d);
   }
@@ -160,7 +163,8 @@ inline __m256i q2k_lanes(const BlockQ2_K& x, const BlockQ8_K& y) {
       const int chunk = 4 * h + s;
       const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * s), m3);
       const __m256i p = _mm256_maddubs_epi16(q, load32(y.qs + 32 * chunk));
-      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, pair_scale(x.scales[2 * chunk] & 0x0f, x.scales[2 * chunk + 1] & 0x0f)));
+      isum = _mm256_add_epi32(
+          isum, _mm256_madd_epi16(p, pair_scale(x.scales[2 * chunk] & 0x0f, x.scales[2 * chunk + 1] & 0x0f)));
     }
   }
   return isum;
@@ -261,12 +265,15 @@ inline __m256i q5k_lanes(const BlockQ5_K& x, const BlockQ8_K& y, const Q4KScales
   for (int c = 0; c < 4; ++c) {
     const __m256i q = load32(x.qs + 32 * c);
     // Bit 2c of each qh byte moved to bit 4 (shifts within 16-bit words; the mask drops spill).
-    const __m256i h_lo = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 4 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 4), m16);
-    const __m256i h_hi = _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 3 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 3), m16);
+    const __m256i h_lo =
+        _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 4 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 4), m16);
+    const __m256i h_hi =
+        _mm256_and_si256(c < 2 ? _mm256_slli_epi16(hbits, 3 - 2 * c) : _mm256_srli_epi16(hbits, 2 * c - 3), m16);
     const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
     const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
     const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load32(y.qs + 64 * c)), q4k_scale(s, 2 * c));
-    const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y.qs + 64 * c + 32)), q4k_scale(s, 2 * c + 1));
+    const __m256i phi =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load32(y.qs + 64 * c + 32)), q4k_scale(s, 2 * c + 1));
     isum = _mm256_add_epi32(isum, _mm256_add_epi32(plo, phi));
   }
   return isum;
@@ -308,9 +315,9 @@ float dot_q5_k_tiled(const void* w, const void* a, std::int64_t n) {
 // one byte shuffle per chunk picks the pair (instead of two broadcasts and an insert).
 inline __m256i q6k_chunk_scale(__m256i half, int c) {
   const char lo = static_cast<char>(4 * (c % 4)), hi = static_cast<char>(4 * (c % 4) + 2);
-  return _mm256_shuffle_epi8(half, _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1,
-                                                    lo, lo + 1, lo, lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1,
-                                                    hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1));
+  return _mm256_shuffle_epi8(half, _mm256_setr_epi8(lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo, lo + 1, lo,
+                                                    lo + 1, lo, lo + 1, lo, lo + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1,
+                                                    hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1, hi, hi + 1));
 }
 
 inline __m256i q6k_lanes(const BlockQ6_K& x, const BlockQ8_K& y) {

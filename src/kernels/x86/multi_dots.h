@@ -99,11 +99,13 @@ struct Q8_0Ops {
 
 template <class T>
 const typename T::A* act_row(const void* a, std::size_t stride, int j) {
-  return reinterpret_cast<const typename T::A*>(static_cast<const std::uint8_t*>(a) + stride * static_cast<std::size_t>(j));
+  return reinterpret_cast<const typename T::A*>(static_cast<const std::uint8_t*>(a) +
+                                                stride * static_cast<std::size_t>(j));
 }
 template <class T>
 const typename T::W* weight_row(const void* w, std::size_t stride, int j) {
-  return reinterpret_cast<const typename T::W*>(static_cast<const std::uint8_t*>(w) + stride * static_cast<std::size_t>(j));
+  return reinterpret_cast<const typename T::W*>(static_cast<const std::uint8_t*>(w) +
+                                                stride * static_cast<std::size_t>(j));
 }
 
 // Four halves to four floats in one conversion (exact, as h2f).
@@ -167,7 +169,9 @@ void tok4_lanes(const void* w, const void* a, std::size_t a_stride, std::int64_t
 // Whether T splits its lanes into a weight part and an activation part (ActPart) that four rows
 // can share.
 template <class T>
-concept HasActPart = requires(const typename T::A& y) { T::act(y); };
+concept HasActPart = requires(const typename T::A& y) {
+  T::act(y);
+};
 
 template <class T>
 void row4_lanes(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
@@ -184,8 +188,8 @@ void row4_lanes(const void* w, std::size_t w_stride, const void* a, std::int64_t
     }
     if constexpr (HasActPart<T>) {
       const ActPart p = T::act(y[b]);
-      const __m256i l[4] = {T::lanes(T::prep(x[0][b]), p), T::lanes(T::prep(x[1][b]), p),
-                            T::lanes(T::prep(x[2][b]), p), T::lanes(T::prep(x[3][b]), p)};
+      const __m256i l[4] = {T::lanes(T::prep(x[0][b]), p), T::lanes(T::prep(x[1][b]), p), T::lanes(T::prep(x[2][b]), p),
+                            T::lanes(T::prep(x[3][b]), p)};
       fma4<T>(l, _mm_mul_ps(dx, _mm_set1_ps(h2f(y[b].d))), acc);
     } else {
       const __m256i l[4] = {T::lanes(T::prep(x[0][b]), y[b]), T::lanes(T::prep(x[1][b]), y[b]),
@@ -228,7 +232,6 @@ void row4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, std:
   }
   _mm_storeu_ps(out, acc);
 }
-
 
 // Four weight rows by four tokens (out[4 * row + token]): each weight block is unpacked once for
 // four tokens and each activation block loaded (and its offset products formed) once for four
@@ -290,7 +293,8 @@ void tile4x4_q4_0_repacked(const void* w, std::size_t w_stride, const void* a, s
                   q3 = unpack_nibbles(x[3][b].qs);
     for (int t = 0; t < 4; ++t) {
       const ActPart p = Q4_0Ops::act(y[t][b]);
-      const __m128i sums = hsum4_i32(offset_lanes(q0, p), offset_lanes(q1, p), offset_lanes(q2, p), offset_lanes(q3, p));
+      const __m128i sums =
+          hsum4_i32(offset_lanes(q0, p), offset_lanes(q1, p), offset_lanes(q2, p), offset_lanes(q3, p));
       acc[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(sums), _mm_mul_ps(dx, _mm_set1_ps(h2f(y[t][b].d))), acc[t]);
     }
   }
@@ -326,7 +330,8 @@ inline __m256i q4k_pair_codes(__m256i lo, __m256i hi, const std::int8_t* a, __m2
 void tok4_q4_k_repacked_x4(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   const auto* x = static_cast<const BlockQ4_K*>(w);
   const BlockQ8_K* y[4];
-  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
+  for (int j = 0; j < 4; ++j)
+    y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m128 acc = _mm_setzero_ps(), macc = _mm_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
@@ -358,7 +363,8 @@ void tok4_q4_k_repacked_x4(const void* w, const void* a, std::size_t a_stride, s
 void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const BlockQ4_K* x[4];
-  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  for (int j = 0; j < 4; ++j)
+    x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
   __m128 acc = _mm_setzero_ps(), macc = _mm_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     for (int j = 0; j < 4; ++j) prefetch_ahead(x[j] + b, sizeof(BlockQ4_K));
@@ -372,11 +378,12 @@ void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std:
       mins[j] = q4k_min_products(y[b], s.min);
       isum[j] = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum[j] = _mm256_add_epi32(isum[j], q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+        isum[j] = _mm256_add_epi32(
+            isum[j], q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
     }
     // hsum of four int4 vectors: widen each to 8 lanes with zeros (exact integer sums either way).
-    const __m128i msum = hsum4_i32(_mm256_castsi128_si256(mins[0]) , _mm256_castsi128_si256(mins[1]),
+    const __m128i msum = hsum4_i32(_mm256_castsi128_si256(mins[0]), _mm256_castsi128_si256(mins[1]),
                                    _mm256_castsi128_si256(mins[2]), _mm256_castsi128_si256(mins[3]));
     acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(isum[0], isum[1], isum[2], isum[3])), dd, acc);
     macc = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), dm, macc);
@@ -388,7 +395,8 @@ void row4_q4_k_repacked(const void* w, std::size_t w_stride, const void* a, std:
 void row4_q4_k(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const BlockQ4_K* x[4];
-  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  for (int j = 0; j < 4; ++j)
+    x[j] = reinterpret_cast<const BlockQ4_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   __m128 macc[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
@@ -399,7 +407,8 @@ void row4_q4_k(const void* w, std::size_t w_stride, const void* a, std::int64_t 
       macc[j] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4k_min_products(y[b], s.min)), macc[j]);
       __m256i isum = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        isum = _mm256_add_epi32(isum, q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+        isum = _mm256_add_epi32(
+            isum, q4k_pair(x[j][b].qs + 32 * c, y[b].qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
       }
       acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc[j]);
     }
@@ -411,7 +420,8 @@ void row4_q4_k(const void* w, std::size_t w_stride, const void* a, std::int64_t 
 void row4_q6_k(const void* w, std::size_t w_stride, const void* a, std::int64_t n, float* out) {
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const BlockQ6_K* x[4];
-  for (int j = 0; j < 4; ++j) x[j] = reinterpret_cast<const BlockQ6_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
+  for (int j = 0; j < 4; ++j)
+    x[j] = reinterpret_cast<const BlockQ6_K*>(static_cast<const std::uint8_t*>(w) + w_stride * j);
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     for (int j = 0; j < 4; ++j) {
@@ -457,20 +467,21 @@ inline __m256i q6k_token_lanes(const __m256i (&codes)[8], const __m256i (&scale)
 void tok4_q6_k_tiled(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   const auto* x = static_cast<const BlockQ6_K*>(w);
   const BlockQ8_K* y[4];
-  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
+  for (int j = 0; j < 4; ++j)
+    y[j] = reinterpret_cast<const BlockQ8_K*>(static_cast<const std::uint8_t*>(a) + a_stride * j);
   __m128 acc = _mm_setzero_ps();
   __m256i codes[8], scale[8];
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     q6k_codes(x[b], codes);
     for (int chunk = 0; chunk < 8; ++chunk) {
       // Lanes 0-3 lie in sub-block 2*chunk, lanes 4-7 in 2*chunk + 1.
-      scale[chunk] = _mm256_set_m128i(_mm_set1_epi16(x[b].scales[2 * chunk + 1]), _mm_set1_epi16(x[b].scales[2 * chunk]));
+      scale[chunk] =
+          _mm256_set_m128i(_mm_set1_epi16(x[b].scales[2 * chunk + 1]), _mm_set1_epi16(x[b].scales[2 * chunk]));
     }
     const __m256i offset_scales = _mm256_cvtepi8_epi16(load16(x[b].scales));
-    const __m128i sums = hsum4_i32(q6k_token_lanes(codes, scale, offset_scales, y[0][b]),
-                                   q6k_token_lanes(codes, scale, offset_scales, y[1][b]),
-                                   q6k_token_lanes(codes, scale, offset_scales, y[2][b]),
-                                   q6k_token_lanes(codes, scale, offset_scales, y[3][b]));
+    const __m128i sums = hsum4_i32(
+        q6k_token_lanes(codes, scale, offset_scales, y[0][b]), q6k_token_lanes(codes, scale, offset_scales, y[1][b]),
+        q6k_token_lanes(codes, scale, offset_scales, y[2][b]), q6k_token_lanes(codes, scale, offset_scales, y[3][b]));
     // tiled_step with dmin = 0 and s2 = 0: r = s1 * d; acc = fma(r, yd, acc).
     const __m128 r = _mm_mul_ps(_mm_cvtepi32_ps(sums), _mm_set1_ps(h2f(x[b].d)));
     const __m128 yd = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);

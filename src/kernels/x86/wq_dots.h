@@ -34,7 +34,7 @@ inline __m256i plane8(const std::uint8_t* plane, int i) {
     const __m256i v = _mm256_cvtepu8_epi32(_mm_set1_epi32(static_cast<int>(bytes)));
     const int r = i / kL;
     return _mm256_and_si256(_mm256_srlv_epi32(v, _mm256_setr_epi32(r * W, r * W, r * W, r * W, (r + 1) * W, (r + 1) * W,
-                                                                         (r + 1) * W, (r + 1) * W)),
+                                                                   (r + 1) * W, (r + 1) * W)),
                             mask);
   }
 }
@@ -42,12 +42,30 @@ inline __m256i plane8(const std::uint8_t* plane, int i) {
 // Plane widths of a b-bit code (FORMAT.md): low plane first; W1 = 0 when there is one plane.
 template <int B>
 struct Planes;
-template <> struct Planes<2> { static constexpr int W0 = 2, W1 = 0; };
-template <> struct Planes<3> { static constexpr int W0 = 2, W1 = 1; };
-template <> struct Planes<4> { static constexpr int W0 = 4, W1 = 0; };
-template <> struct Planes<5> { static constexpr int W0 = 4, W1 = 1; };
-template <> struct Planes<6> { static constexpr int W0 = 4, W1 = 2; };
-template <> struct Planes<8> { static constexpr int W0 = 8, W1 = 0; };
+template <>
+struct Planes<2> {
+  static constexpr int W0 = 2, W1 = 0;
+};
+template <>
+struct Planes<3> {
+  static constexpr int W0 = 2, W1 = 1;
+};
+template <>
+struct Planes<4> {
+  static constexpr int W0 = 4, W1 = 0;
+};
+template <>
+struct Planes<5> {
+  static constexpr int W0 = 4, W1 = 1;
+};
+template <>
+struct Planes<6> {
+  static constexpr int W0 = 4, W1 = 2;
+};
+template <>
+struct Planes<8> {
+  static constexpr int W0 = 8, W1 = 0;
+};
 
 // A group's header (FORMAT.md): the f16 scale, the zero-point in every lane, the code planes.
 struct WqGroup {
@@ -81,7 +99,8 @@ float dot_wq(const void* w, const void* a, std::int64_t n) {
     const WqGroup grp = wq_group(blocks + g * kBlock);
     const float* xg = x + g * G;
     __m256 acc = _mm256_setzero_ps();
-    for (int i = 0; i < G; i += 8) acc = _mm256_fmadd_ps(wq_values8<B, G>(grp.planes, grp.z, i), _mm256_loadu_ps(xg + i), acc);
+    for (int i = 0; i < G; i += 8)
+      acc = _mm256_fmadd_ps(wq_values8<B, G>(grp.planes, grp.z, i), _mm256_loadu_ps(xg + i), acc);
     sum += static_cast<double>(grp.s) * static_cast<double>(hsum8(acc));
   }
   return static_cast<float>(sum);

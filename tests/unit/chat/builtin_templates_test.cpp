@@ -16,9 +16,12 @@ namespace {
 
 TEST(ChatBuiltins, EqualThePublishedTemplates) {
   const std::pair<const char*, const char*> files[] = {
-      {"chatml", "chatml.jinja"},          {"gemma", "gemma3-it.jinja"},
-      {"llama2", "llama2-chat.jinja"},     {"llama3", "llama3-instruct.jinja"},
-      {"mistral", "mistral-instruct-v0.1.jinja"}, {"zephyr", "zephyr-tinyllama-chat.jinja"},
+      {"chatml", "chatml.jinja"},
+      {"gemma", "gemma3-it.jinja"},
+      {"llama2", "llama2-chat.jinja"},
+      {"llama3", "llama3-instruct.jinja"},
+      {"mistral", "mistral-instruct-v0.1.jinja"},
+      {"zephyr", "zephyr-tinyllama-chat.jinja"},
   };
   ASSERT_EQ(builtin_chat_template_names().size(), std::size(files));
   for (const auto& [name, file] : files) {
@@ -44,11 +47,13 @@ TEST(ChatBuiltins, ChoiceRule) {
   EXPECT_EQ(choice.name, "gguf");
   EXPECT_EQ(choice.source, "{{ x }}");
 
-  EXPECT_EQ(choose_chat_template(std::nullopt, "gemma3", vocabulary({"<start_of_turn>", "<end_of_turn>"})).name, "gemma");
+  EXPECT_EQ(choose_chat_template(std::nullopt, "gemma3", vocabulary({"<start_of_turn>", "<end_of_turn>"})).name,
+            "gemma");
   EXPECT_EQ(choose_chat_template("", "llama", vocabulary({"<start_of_turn>", "<end_of_turn>"})).name, "gemma");
   EXPECT_EQ(choose_chat_template(std::nullopt, "gemma2", none).name, "gemma");
   EXPECT_EQ(choose_chat_template(std::nullopt, "gemma", nullptr).name, "gemma");
-  EXPECT_EQ(choose_chat_template(std::nullopt, "llama", vocabulary({"<|start_header_id|>", "<|eot_id|>"})).name, "llama3");
+  EXPECT_EQ(choose_chat_template(std::nullopt, "llama", vocabulary({"<|start_header_id|>", "<|eot_id|>"})).name,
+            "llama3");
   EXPECT_EQ(choose_chat_template(std::nullopt, "qwen2", vocabulary({"<|im_start|>", "<|im_end|>"})).name, "chatml");
   EXPECT_EQ(choose_chat_template(std::nullopt, "llama", vocabulary({"[INST]", "[/INST]"})).name, "mistral");
   EXPECT_EQ(choose_chat_template(std::nullopt, "llama", vocabulary({"<|user|>", "<|assistant|>"})).name, "zephyr");
@@ -90,7 +95,8 @@ TEST(ChatBuiltins, SmolLM2UsesItsOwnTemplate) {
   const auto model = load_model("SmolLM2-135M-Instruct.Q4_1.gguf");
   if (!model) GTEST_SKIP() << "models/SmolLM2-135M-Instruct.Q4_1.gguf not present";
   ASSERT_TRUE(model->has_template);
-  EXPECT_EQ(model->chat_template, chat_test::read_file(chat_test::golden_dir() + "/templates/smollm2-135m-instruct.jinja"));
+  EXPECT_EQ(model->chat_template,
+            chat_test::read_file(chat_test::golden_dir() + "/templates/smollm2-135m-instruct.jinja"));
   const auto choice = choose_for(*model);
   EXPECT_EQ(choice.name, "gguf");
   const auto rendered = ChatTemplate::parse(choice.source).render({{"user", "Hi"}});

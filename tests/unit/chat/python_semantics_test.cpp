@@ -12,12 +12,25 @@ namespace {
 
 TEST(ChatPython, FloatRepr) {
   const std::pair<double, const char*> cases[] = {
-      {1.0, "1.0"}, {0.1, "0.1"}, {1e16, "1e+16"}, {1e15, "1000000000000000.0"},
-      {123456789012345.6, "123456789012345.6"}, {1e-4, "0.0001"}, {1e-5, "1e-05"}, {0.00012345, "0.00012345"},
-      {2.5e-300, "2.5e-300"}, {1.7976931348623157e308, "1.7976931348623157e+308"}, {5e-324, "5e-324"},
-      {-0.0, "-0.0"}, {3.141592653589793, "3.141592653589793"}, {100.0, "100.0"}, {1e22, "1e+22"},
-      {0.1 + 0.2, "0.30000000000000004"}, {1234567890123456789.0, "1.2345678901234568e+18"},
-      {9999999999999998.0, "9999999999999998.0"}, {-2.5, "-2.5"},
+      {1.0, "1.0"},
+      {0.1, "0.1"},
+      {1e16, "1e+16"},
+      {1e15, "1000000000000000.0"},
+      {123456789012345.6, "123456789012345.6"},
+      {1e-4, "0.0001"},
+      {1e-5, "1e-05"},
+      {0.00012345, "0.00012345"},
+      {2.5e-300, "2.5e-300"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {5e-324, "5e-324"},
+      {-0.0, "-0.0"},
+      {3.141592653589793, "3.141592653589793"},
+      {100.0, "100.0"},
+      {1e22, "1e+22"},
+      {0.1 + 0.2, "0.30000000000000004"},
+      {1234567890123456789.0, "1.2345678901234568e+18"},
+      {9999999999999998.0, "9999999999999998.0"},
+      {-2.5, "-2.5"},
   };
   for (const auto& [value, text] : cases) EXPECT_EQ(float_repr(value), text) << value;
   EXPECT_EQ(float_repr(1.0 / 0.0), "inf");
@@ -37,7 +50,7 @@ TEST(ChatPython, StringRepr) {
 
 TEST(ChatPython, CodePointsAndInvalidUtf8) {
   EXPECT_EQ(text::length("héllo 世界 🌍"), 10u);
-  const std::string broken = "a\xff\xc3(b\xe2\x82";  // stray, truncated and unterminated sequences
+  const std::string broken = "a\xff\xc3(b\xe2\x82";       // stray, truncated and unterminated sequences
   EXPECT_EQ(text::encode(text::decode(broken)), broken);  // bytes survive a round trip
   EXPECT_EQ(text::length(broken), 7u);
   EXPECT_EQ(text::upper(broken), "A\xff\xc3(B\xe2\x82");
@@ -67,8 +80,9 @@ TEST(ChatPython, JsonDumps) {
   const Value v = from_json(nlohmann::ordered_json::parse(
       R"({"b": [1, 2.5, 1e16, null, true, "é\n\u0001\"\\"], "a": {}, "c": [], "d": {"x": -0.0}})"));
   JsonDumpOptions compact;
-  EXPECT_EQ(json_dumps(v, compact),
-            "{\"b\": [1, 2.5, 1e+16, null, true, \"é\\n\\u0001\\\"\\\\\"], \"a\": {}, \"c\": [], \"d\": {\"x\": -0.0}}");
+  EXPECT_EQ(
+      json_dumps(v, compact),
+      "{\"b\": [1, 2.5, 1e+16, null, true, \"é\\n\\u0001\\\"\\\\\"], \"a\": {}, \"c\": [], \"d\": {\"x\": -0.0}}");
   JsonDumpOptions indented;
   indented.indent = "  ";
   indented.sort_keys = true;

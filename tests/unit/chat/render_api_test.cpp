@@ -78,7 +78,8 @@ TEST(ChatRenderApi, ConcurrentRendersOfOneTemplate) {
   ChatRenderOptions options;
   options.bos_token = "<bos>";
   const std::string expected = tmpl.render(messages, options);
-  EXPECT_TRUE(expected.starts_with("<bos><start_of_turn>user\nturn 0<end_of_turn>\n<start_of_turn>model\n")) << expected;
+  EXPECT_TRUE(expected.starts_with("<bos><start_of_turn>user\nturn 0<end_of_turn>\n<start_of_turn>model\n"))
+      << expected;
   std::vector<std::thread> threads;
   std::vector<std::string> results(4);
   for (int t = 0; t < 4; ++t) {

@@ -29,7 +29,8 @@ TEST(ChatSyntaxErrors, NameLineAndColumn) {
       {"{{ }}", 1, 4, "expected an expression, got end of print statement"},
       {"line1\n{{ 1 + }}", 2, 8, "expected an expression"},
       {"{% if t %}\nno end", 2, 7, "'if' (line 1, column 1) is never closed (expected 'elif' or 'else' or 'endif')"},
-      {"{% for m in messages %}\n  {% if x %}\n{% endfor %}", 3, 4, "the innermost open block is 'if' (line 2, column 3)"},
+      {"{% for m in messages %}\n  {% if x %}\n{% endfor %}", 3, 4,
+       "the innermost open block is 'if' (line 2, column 3)"},
       {"{% endif %}", 1, 4, "unexpected 'endif' outside of any block"},
       {"{% foo %}", 1, 4, "unknown tag 'foo'"},
       {"{{ 'unterminated }}", 1, 4, "unterminated string literal"},
@@ -95,7 +96,8 @@ TEST(ChatSyntaxErrors, UnsupportedFeaturesFailAtParseTime) {
 }
 
 TEST(ChatSyntaxErrors, RuntimeErrorsAreLocatedToo) {
-  const auto tmpl = ChatTemplate::parse("line one\n  {% if true %}\n    {{ raise_exception('stop here') }}\n  {% endif %}");
+  const auto tmpl =
+      ChatTemplate::parse("line one\n  {% if true %}\n    {{ raise_exception('stop here') }}\n  {% endif %}");
   try {
     tmpl.render_context(nlohmann::ordered_json::object());
     FAIL() << "no exception";
@@ -150,9 +152,19 @@ TEST(ChatSyntaxErrors, DeepNestingIsAnErrorNotAStackOverflow) {
   const std::size_t depth = 20000;
   for (const std::string& source : {"{{ " + std::string(depth, '(') + "1" + std::string(depth, ')') + " }}",
                                     "{{ " + std::string(depth, '[') + std::string(depth, ']') + " }}",
-                                    "{{ " + [&] { std::string s; for (std::size_t i = 0; i < depth; ++i) s += "not "; return s; }() + "x }}",
+                                    "{{ " +
+                                        [&] {
+                                          std::string s;
+                                          for (std::size_t i = 0; i < depth; ++i) s += "not ";
+                                          return s;
+                                        }() +
+                                        "x }}",
                                     "{{ " + std::string(depth, '-') + "1 }}",
-                                    [&] { std::string s; for (std::size_t i = 0; i < depth; ++i) s += "{% if x %}"; return s; }()}) {
+                                    [&] {
+                                      std::string s;
+                                      for (std::size_t i = 0; i < depth; ++i) s += "{% if x %}";
+                                      return s;
+                                    }()}) {
     try {
       ChatTemplate::parse(source);
       ADD_FAILURE() << "parsed";

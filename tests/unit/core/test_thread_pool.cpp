@@ -19,7 +19,8 @@ TEST(ThreadPool, CoversEveryIndexOnceForAnySizeAndThreadCount) {
       pool.parallel_for(n, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t i = b; i < e; ++i) hits[static_cast<std::size_t>(i)].fetch_add(1);
       });
-      for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << threads << " " << n;
+      for (std::int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << threads << " " << n;
     }
   }
 }

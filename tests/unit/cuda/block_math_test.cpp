@@ -34,11 +34,11 @@ struct TypeCase {
 
 std::vector<TypeCase> all_cases() {
   std::vector<TypeCase> cases = {
-      {type_id::kQ4_0, "Q4_0", 18, 32, {0}},          {type_id::kQ4_1, "Q4_1", 20, 32, {0, 2}},
-      {type_id::kQ5_0, "Q5_0", 22, 32, {0}},          {type_id::kQ5_1, "Q5_1", 24, 32, {0, 2}},
-      {type_id::kQ8_0, "Q8_0", 34, 32, {0}},          {type_id::kQ2_K, "Q2_K", 84, 256, {80, 82}},
-      {type_id::kQ3_K, "Q3_K", 110, 256, {108}},      {type_id::kQ4_K, "Q4_K", 144, 256, {0, 2}},
-      {type_id::kQ5_K, "Q5_K", 176, 256, {0, 2}},     {type_id::kQ6_K, "Q6_K", 210, 256, {208}},
+      {type_id::kQ4_0, "Q4_0", 18, 32, {0}},      {type_id::kQ4_1, "Q4_1", 20, 32, {0, 2}},
+      {type_id::kQ5_0, "Q5_0", 22, 32, {0}},      {type_id::kQ5_1, "Q5_1", 24, 32, {0, 2}},
+      {type_id::kQ8_0, "Q8_0", 34, 32, {0}},      {type_id::kQ2_K, "Q2_K", 84, 256, {80, 82}},
+      {type_id::kQ3_K, "Q3_K", 110, 256, {108}},  {type_id::kQ4_K, "Q4_K", 144, 256, {0, 2}},
+      {type_id::kQ5_K, "Q5_K", 176, 256, {0, 2}}, {type_id::kQ6_K, "Q6_K", 210, 256, {208}},
   };
   for (int bits : kWqBits) {
     for (int g : kWqGroups) {
@@ -53,12 +53,12 @@ std::vector<TypeCase> all_cases() {
 // largest finite value: the adversarial cases).
 std::uint16_t random_half(std::mt19937& rng) {
   const int kind = static_cast<int>(rng() % 16);
-  if (kind == 0) return 0;                                   // zero scale
-  if (kind == 1) return static_cast<std::uint16_t>(rng() % 0x400);   // subnormal
-  if (kind == 2) return 0x7bff;                              // 65504
-  if (kind == 3) return 0x8000;                              // -0
-  const float v = std::ldexp(std::uniform_real_distribution<float>(0.5f, 1.0f)(rng),
-                             -static_cast<int>(rng() % 12)) * ((rng() & 1) ? -1.0f : 1.0f);
+  if (kind == 0) return 0;                                          // zero scale
+  if (kind == 1) return static_cast<std::uint16_t>(rng() % 0x400);  // subnormal
+  if (kind == 2) return 0x7bff;                                     // 65504
+  if (kind == 3) return 0x8000;                                     // -0
+  const float v = std::ldexp(std::uniform_real_distribution<float>(0.5f, 1.0f)(rng), -static_cast<int>(rng() % 12)) *
+                  ((rng() & 1) ? -1.0f : 1.0f);
   return f32_to_f16(v);
 }
 
@@ -139,7 +139,8 @@ std::vector<float> random_activations(std::mt19937& rng, std::int64_t n) {
   // Adversarial blocks: all zero, one huge value, exact ties at half a code step.
   for (int j = 0; j < kChunk; ++j) x[static_cast<std::size_t>(j)] = 0.0f;
   x[kChunk] = 1e30f;
-  for (int j = 0; j < kChunk; ++j) x[static_cast<std::size_t>(2 * kChunk + j)] = (j % 2 ? 0.5f : 1.5f) * (127.0f / 127.0f);
+  for (int j = 0; j < kChunk; ++j)
+    x[static_cast<std::size_t>(2 * kChunk + j)] = (j % 2 ? 0.5f : 1.5f) * (127.0f / 127.0f);
   x[2 * kChunk] = 127.0f;
   return x;
 }

@@ -33,16 +33,18 @@
 namespace wisp::cuda {
 namespace {
 
-#define REQUIRE_DEVICE()                                                    \
-  do {                                                                      \
-    std::string why;                                                        \
-    if (list_devices(&why).empty()) GTEST_SKIP() << why;                       \
+#define REQUIRE_DEVICE()                                 \
+  do {                                                   \
+    std::string why;                                     \
+    if (list_devices(&why).empty()) GTEST_SKIP() << why; \
   } while (0)
 
 template <class T>
 struct DeviceArray {
   T* p = nullptr;
-  explicit DeviceArray(std::size_t n) { EXPECT_EQ(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess); }
+  explicit DeviceArray(std::size_t n) {
+    EXPECT_EQ(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess);
+  }
   DeviceArray(const std::vector<T>& v) : DeviceArray(v.size()) {
     EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
@@ -144,8 +146,8 @@ TEST(CudaDevice, MatmulEqualsTheHostEmulationOfItsOrderForEveryType) {
         }
         const float want = emulate_row(dots);
         const float got = y[static_cast<std::size_t>(tok * n_rows + r)];
-        ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << info->name << " token " << tok << " row " << r << ": " << got
-                                                  << " vs " << want;
+        ASSERT_EQ(std::memcmp(&got, &want, 4), 0)
+            << info->name << " token " << tok << " row " << r << ": " << got << " vs " << want;
       }
     }
   }
@@ -177,7 +179,8 @@ TEST(CudaDevice, FloatMatmulEqualsTheHostEmulationOfItsOrder) {
           float wv[kChunk];
           float_chunk(t, w.data() + r * row_bytes, c, wv);
           float a = 0.0f;
-          for (int j = 0; j < kChunk; ++j) a = std::fmaf(wv[j], x[static_cast<std::size_t>(tok * n_cols + c * kChunk + j)], a);
+          for (int j = 0; j < kChunk; ++j)
+            a = std::fmaf(wv[j], x[static_cast<std::size_t>(tok * n_cols + c * kChunk + j)], a);
           dots.push_back(a);
         }
         const float want = emulate_row(dots);

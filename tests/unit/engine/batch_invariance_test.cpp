@@ -93,7 +93,8 @@ std::vector<Trace> batched(const std::shared_ptr<const Model>& model, EngineOpti
     std::shuffle(entries.begin(), entries.end(), rng);  // row order within a step must not matter either
     engine->step(entries);
     for (const StepEntry& e : entries) {
-      const auto i = static_cast<std::size_t>(&*std::find_if(ss.begin(), ss.end(), [&](const Session& s) { return &s == e.session; }) - &ss[0]);
+      const auto i = static_cast<std::size_t>(
+          &*std::find_if(ss.begin(), ss.end(), [&](const Session& s) { return &s == e.session; }) - &ss[0]);
       if (e.logits == Logits::kNone) continue;
       const std::span<const float> l = ss[i].logits();
       out[i].logits.emplace_back(l.begin(), l.end());
@@ -114,7 +115,8 @@ std::vector<Request> random_requests(int n, std::int64_t n_vocab, unsigned seed)
   return rs;
 }
 
-void expect_invariant(const std::shared_ptr<const Model>& model, const EngineOptions& eo, int n_requests, unsigned seed) {
+void expect_invariant(const std::shared_ptr<const Model>& model, const EngineOptions& eo, int n_requests,
+                      unsigned seed) {
   const auto rs = random_requests(n_requests, model->info().n_vocab, seed);
   const auto got = batched(model, eo, rs, seed + 1);
   for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -163,7 +165,9 @@ INSTANTIATE_TEST_SUITE_P(Models, RealInvariance,
                          ::testing::Values("SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"),
                          [](const auto& p) {
                            std::string n = p.param;
-                           std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+                           std::replace_if(
+                               n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
                            return n;
                          });
 
@@ -179,7 +183,8 @@ TEST(ExactNumerics, BatchingChangesBitsOnKQuants) {
   bool differs = false;
   for (std::size_t i = 0; i < rs.size() && !differs; ++i) {
     const Trace want = solo(model, eo, rs[i]);
-    for (std::size_t k = 0; k < want.logits.size() && k < got[i].logits.size(); ++k) differs |= got[i].logits[k] != want.logits[k];
+    for (std::size_t k = 0; k < want.logits.size() && k < got[i].logits.size(); ++k)
+      differs |= got[i].logits[k] != want.logits[k];
   }
   EXPECT_TRUE(differs);
 }
@@ -248,9 +253,10 @@ TEST(InvariantNumerics, NoFartherFromLlamaCppsOneTokenOrderThanItsBatchedOrder) 
   // Q4_1/Q8_0; only attention's order differs).
   Session batched(model, {.n_ctx = 256, .n_threads = 2, .exact = true});
   const Delta llama = against_ref(batched.eval_all(toks));
-  std::printf("  against llama.cpp one token at a time, %zu tokens: default numerics mean KL %.3e, top-1 %.1f%%; "
-              "llama.cpp's batched order mean KL %.3e, top-1 %.1f%%\n",
-              toks.size(), fast.mean_kl, 100 * fast.top1, llama.mean_kl, 100 * llama.top1);
+  std::printf(
+      "  against llama.cpp one token at a time, %zu tokens: default numerics mean KL %.3e, top-1 %.1f%%; "
+      "llama.cpp's batched order mean KL %.3e, top-1 %.1f%%\n",
+      toks.size(), fast.mean_kl, 100 * fast.top1, llama.mean_kl, 100 * llama.top1);
   // The contract's target (KL <= 1e-4, top-1 >= 99.5%) is below what any change of float order
   // gives on this model: llama.cpp's own batched order is at KL ~2.5e-3, top-1 ~94.5% here (30
   // layers re-quantizing their activations amplify rounding). So the bound is that noise floor:

@@ -41,7 +41,8 @@ TEST(DeviceChoice, CudaWithoutADeviceIsAClearError) {
   for (const char* name : {"cuda", "cuda:0", "cuda:3"}) {
     const std::string e = error_of(name);
     EXPECT_NE(e.find(std::string("device '") + name + "'"), std::string::npos) << e;
-    const bool says_why = e.find("built without CUDA") != std::string::npos || e.find("CUDA device") != std::string::npos;
+    const bool says_why =
+        e.find("built without CUDA") != std::string::npos || e.find("CUDA device") != std::string::npos;
     EXPECT_TRUE(says_why) << e;
   }
 }

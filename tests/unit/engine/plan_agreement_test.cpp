@@ -53,11 +53,14 @@ TEST_P(PlanAgreement, SchedulerHoldsPlansUsersThatFit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, PlanAgreement,
-                         ::testing::Combine(::testing::Values("SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"),
+                         ::testing::Combine(::testing::Values("SmolLM2-135M-Instruct.Q4_1.gguf",
+                                                              "gemma-3-270m-q4_k_m.gguf"),
                                             ::testing::Values("f16", "q8_0")),
                          [](const auto& p) {
                            std::string n = std::string(std::get<0>(p.param)).substr(0, 6) + "_" + std::get<1>(p.param);
-                           std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+                           std::replace_if(
+                               n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
                            return n;
                          });
 

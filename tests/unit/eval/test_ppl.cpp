@@ -98,7 +98,9 @@ TEST(Eval, SavedBaseLogitsGiveTheSameDelta) {
   if (!std::ifstream(base_path)) GTEST_SKIP() << base_path << " not present (scripts/fetch_models)";
   const std::string dir = ::testing::TempDir();
   const std::string model_path = dir + "/wisp_saved_logits_q8.gguf", saved = dir + "/wisp_saved_logits.bin";
-  ASSERT_EQ(std::system(("'" WISP_BINARY "' quantize " + base_path + " " + model_path + " --type wq4_g64 2>/dev/null").c_str()), 0);
+  ASSERT_EQ(std::system(
+                ("'" WISP_BINARY "' quantize " + base_path + " " + model_path + " --type wq4_g64 2>/dev/null").c_str()),
+            0);
   const std::string text = read(std::string(WISP_SOURCE_DIR) + "/tests/data/declaration.txt");
   auto base = Model::load(base_path);
   auto model = Model::load(model_path);

@@ -83,15 +83,30 @@ struct KnownType {
 
 // Sizes as GGML defines them (gguf.constants.GGML_QUANT_SIZES).
 constexpr KnownType kKnown[] = {
-    {"F32", 0, 1, 4, 32.0, true},       {"F16", 1, 1, 2, 16.0, true},       {"Q4_0", 2, 32, 18, 4.5, true},
-    {"Q4_1", 3, 32, 20, 5.0, true},     {"Q5_0", 6, 32, 22, 5.5, true},     {"Q5_1", 7, 32, 24, 6.0, true},
-    {"Q8_0", 8, 32, 34, 8.5, true},     {"Q2_K", 10, 256, 84, 2.625, false}, {"Q3_K", 11, 256, 110, 3.4375, false},
-    {"Q4_K", 12, 256, 144, 4.5, false}, {"Q5_K", 13, 256, 176, 5.5, false}, {"Q6_K", 14, 256, 210, 6.5625, false},
-    {"IQ2_XXS", 16, 256, 66, 2.0625, false}, {"IQ2_XS", 17, 256, 74, 2.3125, false},
-    {"IQ3_XXS", 18, 256, 98, 3.0625, false}, {"IQ1_S", 19, 256, 50, 1.5625, false},
-    {"IQ4_NL", 20, 32, 18, 4.5, false}, {"IQ3_S", 21, 256, 110, 3.4375, false}, {"IQ2_S", 22, 256, 82, 2.5625, false},
-    {"IQ4_XS", 23, 256, 136, 4.25, false}, {"IQ1_M", 29, 256, 56, 1.75, false},
-    {"BF16", 30, 1, 2, 16.0, true},     {"TQ1_0", 34, 256, 54, 1.6875, false}, {"TQ2_0", 35, 256, 66, 2.0625, false},
+    {"F32", 0, 1, 4, 32.0, true},
+    {"F16", 1, 1, 2, 16.0, true},
+    {"Q4_0", 2, 32, 18, 4.5, true},
+    {"Q4_1", 3, 32, 20, 5.0, true},
+    {"Q5_0", 6, 32, 22, 5.5, true},
+    {"Q5_1", 7, 32, 24, 6.0, true},
+    {"Q8_0", 8, 32, 34, 8.5, true},
+    {"Q2_K", 10, 256, 84, 2.625, false},
+    {"Q3_K", 11, 256, 110, 3.4375, false},
+    {"Q4_K", 12, 256, 144, 4.5, false},
+    {"Q5_K", 13, 256, 176, 5.5, false},
+    {"Q6_K", 14, 256, 210, 6.5625, false},
+    {"IQ2_XXS", 16, 256, 66, 2.0625, false},
+    {"IQ2_XS", 17, 256, 74, 2.3125, false},
+    {"IQ3_XXS", 18, 256, 98, 3.0625, false},
+    {"IQ1_S", 19, 256, 50, 1.5625, false},
+    {"IQ4_NL", 20, 32, 18, 4.5, false},
+    {"IQ3_S", 21, 256, 110, 3.4375, false},
+    {"IQ2_S", 22, 256, 82, 2.5625, false},
+    {"IQ4_XS", 23, 256, 136, 4.25, false},
+    {"IQ1_M", 29, 256, 56, 1.75, false},
+    {"BF16", 30, 1, 2, 16.0, true},
+    {"TQ1_0", 34, 256, 54, 1.6875, false},
+    {"TQ2_0", 35, 256, 66, 2.0625, false},
     {"MXFP4", 39, 32, 17, 4.25, false},
 };
 
@@ -335,8 +350,8 @@ TEST_P(RealModelDequant, EveryTensorMatchesGguf) {
     EXPECT_EQ(shape_of(t), e["ne"].get<std::vector<std::int64_t>>());
     const DequantDigest got = dequant_rows_hash(t);
     EXPECT_EQ(got.hash, e["fnv1a_rows"].get<std::string>())
-        << "row 0 starts " << floats_to_string(got.row0) << "; gguf: " << e["row0"].dump()
-        << "\nlast row starts " << floats_to_string(got.row_last) << "; gguf: " << e["row_last"].dump();
+        << "row 0 starts " << floats_to_string(got.row0) << "; gguf: " << e["row0"].dump() << "\nlast row starts "
+        << floats_to_string(got.row_last) << "; gguf: " << e["row_last"].dump();
     // The samples are independent of the hash scheme: a mismatch here localizes a hash failure.
     const auto want0 = e["row0"].get<std::vector<float>>();
     const auto want_last = e["row_last"].get<std::vector<float>>();
@@ -359,7 +374,7 @@ float round_trip_bound(const BlockTypeInfo& t, const float* x) {
     mx = std::max(mx, x[j]);
     amax = std::max(amax, std::fabs(x[j]));
   }
-  const float h = 1.0f / 2048;    // half-float relative rounding
+  const float h = 1.0f / 2048;      // half-float relative rounding
   const float tiny = 1e-6f * amax;  // float32 rounding of 1/d and the scaled value
   switch (static_cast<GgmlType>(t.id)) {
     // Symmetric 4/5-bit: the extreme opposite in sign to the largest magnitude lands one step past

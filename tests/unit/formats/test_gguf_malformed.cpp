@@ -53,7 +53,8 @@ void expect_error(const Bytes& b, std::initializer_list<std::string> needles) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("bad.gguf"), std::string::npos) << msg;
     EXPECT_NE(msg.find("byte offset"), std::string::npos) << msg;
-    for (const std::string& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
+    for (const std::string& n : needles)
+      EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
   }
 }
 

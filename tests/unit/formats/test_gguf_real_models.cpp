@@ -96,8 +96,7 @@ TEST_P(RealModel, MatchesGgufPackage) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, RealModel,
-                         ::testing::Values("SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m"),
+INSTANTIATE_TEST_SUITE_P(Models, RealModel, ::testing::Values("SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s)

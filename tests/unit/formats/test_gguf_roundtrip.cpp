@@ -102,18 +102,18 @@ TEST(GgufRoundTrip, CopyingMetadataValuesPreservesThem) {
 TEST(GgufWriter, RejectsBadTensorsAndKeys) {
   GgufWriter w;
   std::vector<std::uint8_t> d(34);
-  EXPECT_THROW(w.add_tensor("x", 999, {32}, d), Error);   // unknown type
-  EXPECT_THROW(w.add_tensor("x", 8, {31}, d), Error);     // not a multiple of the block
-  EXPECT_THROW(w.add_tensor("x", 8, {0}, d), Error);      // empty dimension
-  EXPECT_THROW(w.add_tensor("x", 8, {}, d), Error);       // no dimensions
+  EXPECT_THROW(w.add_tensor("x", 999, {32}, d), Error);  // unknown type
+  EXPECT_THROW(w.add_tensor("x", 8, {31}, d), Error);    // not a multiple of the block
+  EXPECT_THROW(w.add_tensor("x", 8, {0}, d), Error);     // empty dimension
+  EXPECT_THROW(w.add_tensor("x", 8, {}, d), Error);      // no dimensions
   w.add_tensor("x", 8, {32}, d);
-  EXPECT_THROW(w.add_tensor("x", 8, {32}, d), Error);     // duplicate name
+  EXPECT_THROW(w.add_tensor("x", 8, {32}, d), Error);  // duplicate name
   w.set_u32("k", 1);
-  EXPECT_THROW(w.set_u32("k", 2), Error);                 // duplicate key
+  EXPECT_THROW(w.set_u32("k", 2), Error);  // duplicate key
   GgufWriter short_data;
   std::vector<std::uint8_t> tiny(10);
   short_data.add_tensor("y", 8, {32}, tiny);
-  EXPECT_THROW(short_data.to_bytes(), Error);             // data size does not match shape
+  EXPECT_THROW(short_data.to_bytes(), Error);  // data size does not match shape
 }
 
 TEST(GgufWriter, WritesAtomicallyAndReportsUnwritablePaths) {

@@ -95,8 +95,8 @@ TEST(SafetensorsFile, OtherDtypesOpenButAreNotWeights) {
 }
 
 TEST(SafetensorsFile, EveryNamedDtypeIsRecognised) {
-  for (const char* name : {"BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64",
-                           "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "C64", "F4"}) {
+  for (const char* name : {"BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64",
+                           "F8_E4M3", "F8_E5M2", "F8_E8M0", "C64", "F4"}) {
     EXPECT_NE(find_safetensors_dtype(name), nullptr) << name;
   }
   EXPECT_EQ(find_safetensors_dtype("f32"), nullptr);  // names are case-sensitive in the format
@@ -104,11 +104,10 @@ TEST(SafetensorsFile, EveryNamedDtypeIsRecognised) {
 
 TEST(SafetensorsFile, EntriesInAnyJsonOrderAreSortedByOffset) {
   // "b" sorts first by name but its data comes second.
-  auto image = safetensors_image(
-      R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
-      R"("a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
-      R"("z":{"dtype":"F32","shape":[0],"data_offsets":[8,8]}})",
-      8);
+  auto image = safetensors_image(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                                 R"("a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
+                                 R"("z":{"dtype":"F32","shape":[0],"data_offsets":[8,8]}})",
+                                 8);
   auto f = SafetensorsFile::parse(image, "mem");
   ASSERT_EQ(f.tensors().size(), 3u);
   EXPECT_EQ(f.tensors()[0].name, "a");

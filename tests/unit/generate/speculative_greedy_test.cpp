@@ -139,10 +139,9 @@ TEST(SpeculativeSampling, SeededRunsRepeat) {
   if (m == nullptr) GTEST_SKIP() << "model not fetched";
   const SamplerParams sp{.temperature = 0.8f, .seed = 1234};
   auto run = [&](bool use_draft) {
-    std::unique_ptr<Drafter> d =
-        use_draft ? std::unique_ptr<Drafter>(std::make_unique<DraftModelDrafter>(
-                        m->draft, SessionOptions{.n_ctx = 512, .n_threads = 2}, sp, 0.0f))
-                  : lookup();
+    std::unique_ptr<Drafter> d = use_draft ? std::unique_ptr<Drafter>(std::make_unique<DraftModelDrafter>(
+                                                 m->draft, SessionOptions{.n_ctx = 512, .n_threads = 2}, sp, 0.0f))
+                                           : lookup();
     Speculator spec(std::move(d), {.seed = sp.seed});
     Session s(m->engine, {.n_ctx = 512});
     Sampler sampler(sp);

@@ -49,7 +49,8 @@ TEST(SpeculativeRollback, PoolsHoldExactlyTheKeptTokens) {
     const Session& ds = drafter->session();
     EXPECT_EQ(ds.n_past(), drafter->held().size());
     const Engine& de = ds.engine();
-    EXPECT_EQ(de.kv_free_tokens(), de.kv_capacity_tokens() - blocks_for(ds.n_past(), de.block_size()) * de.block_size());
+    EXPECT_EQ(de.kv_free_tokens(),
+              de.kv_capacity_tokens() - blocks_for(ds.n_past(), de.block_size()) * de.block_size());
   }
   EXPECT_GT(rejections, 0u) << "no round rejected a guess: rollback was not exercised";
   s.truncate(0);

@@ -37,7 +37,8 @@ inline std::vector<std::size_t> half_fields(GgmlType type) {
 }
 
 // n_rows rows of n_cols values of `type`, row-major.
-inline std::vector<std::uint8_t> random_matrix(GgmlType type, std::int64_t n_rows, std::int64_t n_cols, std::mt19937& rng) {
+inline std::vector<std::uint8_t> random_matrix(GgmlType type, std::int64_t n_rows, std::int64_t n_cols,
+                                               std::mt19937& rng) {
   const BlockTypeInfo& info = block_type(type);
   const std::size_t row_bytes = info.row_bytes(n_cols);
   std::vector<std::uint8_t> out(row_bytes * static_cast<std::size_t>(n_rows));
@@ -82,7 +83,8 @@ inline void set_edge_scales(GgmlType type, std::vector<std::uint8_t>& w) {
   const BlockTypeInfo& info = block_type(type);
   std::size_t e = 0;
   for (std::size_t blk = 0; blk < w.size() / info.block_bytes; ++blk) {
-    for (std::size_t off : half_fields(type)) std::memcpy(w.data() + blk * info.block_bytes + off, &kEdgeHalves[e++ % 8], 2);
+    for (std::size_t off : half_fields(type))
+      std::memcpy(w.data() + blk * info.block_bytes + off, &kEdgeHalves[e++ % 8], 2);
   }
 }
 

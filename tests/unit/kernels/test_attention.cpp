@@ -33,9 +33,7 @@ struct Fixture {
       vptr.push_back(vmem.data() + b * kKvHeads * kBlock * kDim);
     }
   }
-  kernels::PagedKv view() const {
-    return {kptr, vptr, kBlock * kDim, kBlock, kDim};
-  }
+  kernels::PagedKv view() const { return {kptr, vptr, kBlock * kDim, kBlock, kDim}; }
   const float* key(int pos, int kvh) const { return kptr[pos / kBlock] + kvh * kBlock * kDim + (pos % kBlock) * kDim; }
   const float* val(int pos, int kvh) const { return vptr[pos / kBlock] + kvh * kBlock * kDim + (pos % kBlock) * kDim; }
 
@@ -88,9 +86,9 @@ void check(const Fixture& f, int pos0, int n_tok, int window, bool round_f16, do
 
 TEST(Attention, PagedCausalBatchMatchesReference) {
   Fixture f;
-  check(f, 0, 27, 0, false, 1e-5, 1);   // a whole prompt: 27 tokens over 6 blocks of 5
-  check(f, 20, 7, 0, false, 1e-5, 2);   // a later batch
-  check(f, 26, 1, 0, false, 1e-5, 2);   // one decode step at an odd position
+  check(f, 0, 27, 0, false, 1e-5, 1);  // a whole prompt: 27 tokens over 6 blocks of 5
+  check(f, 20, 7, 0, false, 1e-5, 2);  // a later batch
+  check(f, 26, 1, 0, false, 1e-5, 2);  // one decode step at an odd position
 }
 
 TEST(Attention, SlidingWindow) {

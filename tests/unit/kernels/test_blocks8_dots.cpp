@@ -61,7 +61,8 @@ std::vector<std::vector<std::uint8_t>> split_rows(std::int64_t n, std::mt19937& 
     auto* d = reinterpret_cast<float*>(qs + n);
     auto* sum = reinterpret_cast<std::int32_t*>(d + n / 32);
     auto* ss = reinterpret_cast<float*>(sum + n / 32);
-    for (std::int64_t i = 0; i < n; ++i) qs[i] = static_cast<std::int8_t>(kind == 0 ? code(rng) : kind == 1 ? 127 : -127);
+    for (std::int64_t i = 0; i < n; ++i)
+      qs[i] = static_cast<std::int8_t>(kind == 0 ? code(rng) : kind == 1 ? 127 : -127);
     for (std::int64_t b = 0; b < n / 32; ++b) {
       d[b] = f16_to_f32(f32_to_f16(scale(rng)));
       sum[b] = 0;
@@ -78,8 +79,8 @@ TEST(Blocks8, SplitActivationsCarryQ8_0sCodesAndScalesAndQ8_1sSums) {
   const std::int64_t n = 576;
   std::vector<float> x(n);
   for (auto& v : x) v = normal(rng);
-  std::vector<std::uint8_t> q8(kernels::act_row_bytes(ActFormat::kQ8_0, n)), q81(kernels::act_row_bytes(ActFormat::kQ8_1, n)),
-      split(kernels::act_row_bytes(ActFormat::kQ8_0Split, n));
+  std::vector<std::uint8_t> q8(kernels::act_row_bytes(ActFormat::kQ8_0, n)),
+      q81(kernels::act_row_bytes(ActFormat::kQ8_1, n)), split(kernels::act_row_bytes(ActFormat::kQ8_0Split, n));
   kernels::convert_act_row(ActFormat::kQ8_0, x.data(), q8.data(), n);
   kernels::convert_act_row(ActFormat::kQ8_1, x.data(), q81.data(), n);
   kernels::convert_act_row(ActFormat::kQ8_0Split, x.data(), split.data(), n);
@@ -142,7 +143,8 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
       std::vector<float> x(static_cast<std::size_t>(n));
       for (auto& v : x) v = normal(rng);
       x[7] = 30.0f;  // an outlier channel, as real activations have
-      std::vector<std::uint8_t> q8(kernels::act_row_bytes(ref->act, n)), split(kernels::act_row_bytes(ActFormat::kQ8_0Split, n));
+      std::vector<std::uint8_t> q8(kernels::act_row_bytes(ref->act, n)),
+          split(kernels::act_row_bytes(ActFormat::kQ8_0Split, n));
       kernels::convert_act_row(ref->act, x.data(), q8.data(), n);
       kernels::convert_act_row(ActFormat::kQ8_0Split, x.data(), split.data(), n);
       const kernels::Q8_0SplitRow s = kernels::q8_0_split_row(split.data(), n);
@@ -162,7 +164,8 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
           for (std::int64_t b = 0; b < n / 32; ++b) {
             std::uint16_t m;
             std::memcpy(&m, wr + b * info.block_bytes + 2, 2);
-            exact += static_cast<double>(f16_to_f32(m)) * (static_cast<double>(s.s[b]) - static_cast<double>(s.d[b]) * s.sum[b]);
+            exact += static_cast<double>(f16_to_f32(m)) *
+                     (static_cast<double>(s.s[b]) - static_cast<double>(s.d[b]) * s.sum[b]);
           }
         }
         const double fast = scalar_form(type)(wr, split.data(), n);
@@ -170,8 +173,8 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
         worst = std::max(worst, std::abs(fast - exact) / magnitude);
         worst_ref = std::max(worst_ref, std::abs(llama - exact) / magnitude);
       }
-      std::printf("  %s n=%lld: normalized error wisp %.2e, llama.cpp order %.2e\n", info.name, static_cast<long long>(n),
-                  worst, worst_ref);
+      std::printf("  %s n=%lld: normalized error wisp %.2e, llama.cpp order %.2e\n", info.name,
+                  static_cast<long long>(n), worst, worst_ref);
       EXPECT_LE(worst, 2e-6) << info.name << " n=" << n;
     }
   }

@@ -1,7 +1,7 @@
 // wisp's scalar reference dots against llama.cpp itself: matmul results computed by libggml-cpu
 // (scripts/gen_golden_dots.py, golden files in tests/golden/dots/) for random weights and float
-// activations, K-quants, the float types (F32, F16, BF16) and the codebook and ternary types. wisp converts the activations with
-// its own quantizer, picks the kernel variant ggml would use for that batch (one-token or batched;
+// activations, K-quants, the float types (F32, F16, BF16) and the codebook and ternary types. wisp converts the
+// activations with its own quantizer, picks the kernel variant ggml would use for that batch (one-token or batched;
 // never repacked: the oracle's buffer is not) and must return the same bits. The SIMD
 // kernels are tested for equality with these references (test_isa_dots.cpp), so they inherit it.
 #include <gtest/gtest.h>
@@ -56,8 +56,8 @@ int mismatches(const GoldenCase& c, const kernels::DotKernel& k, std::string* fi
     const kernels::ActFormat f = k.act;
     std::vector<std::uint8_t> act(kernels::act_row_bytes(f, c.k));
     kernels::convert_act_row(f, c.acts.data() + static_cast<std::size_t>(t) * c.k, act.data(), c.k);
-    const bool batched = k.dot_batched != nullptr && c.n >= static_cast<std::uint32_t>(k.batch_min) &&
-                         c.m % k.batch_rows_multiple == 0;
+    const bool batched =
+        k.dot_batched != nullptr && c.n >= static_cast<std::uint32_t>(k.batch_min) && c.m % k.batch_rows_multiple == 0;
     const kernels::DotFn dot = batched ? k.dot_batched : k.dot;
     for (std::uint32_t r = 0; r < c.m; ++r) {
       const float got = dot(c.weights.data() + r * row_bytes, act.data(), c.k);
@@ -100,16 +100,14 @@ INSTANTIATE_TEST_SUITE_P(
                       // Float types: one token (vec_dot) and batches (tinyBLAS, or vec_dot when K is
                       // not a multiple of its 16 / 32), with tails past the last step of 64.
                       "F32_K1024_N1", "F32_K1000_N1", "F32_K1024_N3", "F32_K1000_N3", "F32_K1021_N1", "F32_K1011_N1",
-                      "F16_K1024_N1", "F16_K1000_N1", "F16_K1024_N3", "F16_K1000_N3", "F16_K1021_N1",
-                      "BF16_K1024_N1", "BF16_K1000_N1", "BF16_K1024_N3", "BF16_K1000_N3", "BF16_K1021_N1",
-                      "BF16_K1008_N3",
+                      "F16_K1024_N1", "F16_K1000_N1", "F16_K1024_N3", "F16_K1000_N3", "F16_K1021_N1", "BF16_K1024_N1",
+                      "BF16_K1000_N1", "BF16_K1024_N3", "BF16_K1000_N3", "BF16_K1021_N1", "BF16_K1008_N3",
                       // Codebook and ternary types: one token (even and odd block counts), tinyBLAS
                       // (IQ4_NL), the tiled GEMM (IQ4_XS at 8 tokens), small batches (one-token).
-                      "IQ4_NL_K1024_N1", "IQ4_NL_K1056_N1", "IQ4_NL_K1024_N3", "IQ4_NL_K1056_N8",
-                      "IQ4_XS_K2048_N1", "IQ4_XS_K1024_N3", "IQ4_XS_K1024_N8", "TQ1_0_K2048_N1",
-                      "TQ1_0_K1024_N8", "TQ2_0_K2048_N1", "TQ2_0_K1024_N8", "MXFP4_K1024_N1",
-                      "MXFP4_K1056_N1", "MXFP4_K1024_N8", "IQ2_XXS_K2048_N1", "IQ2_XXS_K1024_N8",
-                      "IQ3_XXS_K2048_N1", "IQ3_XXS_K1024_N8"),
+                      "IQ4_NL_K1024_N1", "IQ4_NL_K1056_N1", "IQ4_NL_K1024_N3", "IQ4_NL_K1056_N8", "IQ4_XS_K2048_N1",
+                      "IQ4_XS_K1024_N3", "IQ4_XS_K1024_N8", "TQ1_0_K2048_N1", "TQ1_0_K1024_N8", "TQ2_0_K2048_N1",
+                      "TQ2_0_K1024_N8", "MXFP4_K1024_N1", "MXFP4_K1056_N1", "MXFP4_K1024_N8", "IQ2_XXS_K2048_N1",
+                      "IQ2_XXS_K1024_N8", "IQ3_XXS_K2048_N1", "IQ3_XXS_K1024_N8"),
     [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

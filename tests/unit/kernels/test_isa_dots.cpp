@@ -28,7 +28,6 @@ using kernels::DotKernel;
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
                                GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K};
 
-
 void expect_same_bits(DotFn simd, DotFn ref, const char* what, const std::vector<std::uint8_t>& w,
                       const std::vector<std::uint8_t>& a, std::int64_t n) {
   if (simd == ref) return;
@@ -60,7 +59,8 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
           const std::string name = std::string(block_type(type).name) + " " + isa_name(isa);
           expect_same_bits(k->dot, s->dot, (name + " one-token").c_str(), w, a, n);
           if (k->dot_batched) expect_same_bits(k->dot_batched, s->dot_batched, (name + " batched").c_str(), w, a, n);
-          if (k->dot_repacked) expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
+          if (k->dot_repacked)
+            expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
           if (k->dot_repacked_x4) {
             expect_same_bits(k->dot_repacked_x4, s->dot_repacked_x4, (name + " repacked-x4").c_str(), w, a, n);
           }
@@ -90,7 +90,8 @@ TEST(IsaDots, CodebookTypesOnAvx2EqualScalarBitForBit) {
           expect_same_bits(k->dot, s->dot, (name + " one-token").c_str(), w, a, n);
           ASSERT_NE(k->dot_batched, nullptr);
           expect_same_bits(k->dot_batched, s->dot_batched, (name + " batched").c_str(), w, a, n);
-          if (k->dot_repacked) expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
+          if (k->dot_repacked)
+            expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
         }
       }
     }

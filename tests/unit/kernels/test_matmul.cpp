@@ -154,9 +154,9 @@ TEST(Matmul, PicksGgmlsKernelByBatchSizeAndRepacking) {
   EXPECT_EQ(q6->select(640, 7, 3), q6->dot);
   EXPECT_EQ(q6->select(640, 8, 3), q6->dot_batched);  // ggml's tiled GEMM from 8 tokens
   const kernels::DotKernel* q4k = kernels::find_dot_kernel(static_cast<std::uint32_t>(GgmlType::kQ4_K));
-  EXPECT_EQ(q4k->select(640, 1, 0), q4k->dot_repacked);    // rows % 8 == 0: repacked GEMV
-  EXPECT_EQ(q4k->select(640, 6, 3), q4k->dot_repacked_x4); // tokens 0..3: GEMM
-  EXPECT_EQ(q4k->select(640, 6, 4), q4k->dot_repacked);    // the tail of 2: GEMV
+  EXPECT_EQ(q4k->select(640, 1, 0), q4k->dot_repacked);     // rows % 8 == 0: repacked GEMV
+  EXPECT_EQ(q4k->select(640, 6, 3), q4k->dot_repacked_x4);  // tokens 0..3: GEMM
+  EXPECT_EQ(q4k->select(640, 6, 4), q4k->dot_repacked);     // the tail of 2: GEMV
   EXPECT_EQ(q4k->act_for(640, 6, 3), ActFormat::kQ8_Kx4);
   EXPECT_EQ(q4k->act_for(640, 6, 5), ActFormat::kQ8_K);
   EXPECT_EQ(q4k->select(644, 9, 0), q4k->dot_batched);  // not repackable: tiled

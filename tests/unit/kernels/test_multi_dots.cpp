@@ -113,7 +113,7 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       kernels::DotFn single = slot_fn(*ref, m.slot);
       if (m.slot == kernels::DotSlot::kInvariant) {
         const auto t = static_cast<GgmlType>(m.weight_type);
-        single = t == GgmlType::kQ4_0 ? kernels::scalar::dot_q4_0_blocks8
+        single = t == GgmlType::kQ4_0   ? kernels::scalar::dot_q4_0_blocks8
                  : t == GgmlType::kQ4_1 ? kernels::scalar::dot_q4_1_blocks8
                  : t == GgmlType::kQ8_0 ? kernels::scalar::dot_q8_0_blocks8
                                         : nullptr;
@@ -146,8 +146,8 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
               m.tok4(w.data() + w_stride * r, a.data(), a_stride, n, out);
               for (int j = 0; j < 4; ++j) {
                 const float want = single(w.data() + w_stride * r, a.data() + a_stride * j, n);
-                ASSERT_TRUE(same_bits(out[j], want)) << where << " tok4 row " << r << " token " << j << ": " << out[j]
-                                                     << " vs " << want;
+                ASSERT_TRUE(same_bits(out[j], want))
+                    << where << " tok4 row " << r << " token " << j << ": " << out[j] << " vs " << want;
               }
             }
           }
@@ -156,8 +156,8 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
               m.row4(w.data(), w_stride, a.data() + a_stride * t, n, out);
               for (int j = 0; j < 4; ++j) {
                 const float want = single(w.data() + w_stride * j, a.data() + a_stride * t, n);
-                ASSERT_TRUE(same_bits(out[j], want)) << where << " row4 row " << j << " token " << t << ": " << out[j]
-                                                     << " vs " << want;
+                ASSERT_TRUE(same_bits(out[j], want))
+                    << where << " row4 row " << j << " token " << t << ": " << out[j] << " vs " << want;
               }
             }
           }
@@ -184,35 +184,42 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
 // four-row groups with a tail, give what one-output calls give, in both float orders.
 TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
   for (kernels::DotOrder order : {kernels::DotOrder::kGgml, kernels::DotOrder::kBatchInvariant}) {
-  std::mt19937 rng(99);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
-                        GgmlType::kQ4_K, GgmlType::kQ6_K}) {
-    // Row counts with and without ggml's repacking (multiples of 8) and batches on both sides of
-    // the tiled K-quant GEMM's threshold, with and without a tail of fewer than four tokens.
-    for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1}, {24, 1}, {24, 3}, {21, 9}, {16, 4}, {16, 11}, {37, 13}, {40, 8}}) {
-      const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 96;
-      const auto wbytes = test::random_matrix(type, rows, cols, rng);
-      const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
-                                  block_type(type).row_bytes(cols)};
-      std::vector<float> x(static_cast<std::size_t>(n_tok * cols));
-      for (auto& v : x) v = normal(rng);
-      std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
-      kernels::MatmulScratch scratch;
-      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1, order);
-      const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
-      for (std::int64_t t = 0; t < n_tok; ++t) {
-        const kernels::ActFormat f = k->act_for(rows, n_tok, t, order);
-        std::vector<std::uint8_t> act(kernels::act_row_bytes(f, cols));
-        kernels::convert_act_row(f, x.data() + t * cols, act.data(), cols);
-        for (std::int64_t r = 0; r < rows; ++r) {
-          ASSERT_TRUE(same_bits(y[t * rows + r], k->select(rows, n_tok, t, order)(w.row(r), act.data(), cols)))
-              << block_type(type).name << " rows " << rows << " tokens " << n_tok << " token " << t << " row " << r
-              << (order == kernels::DotOrder::kGgml ? " (llama.cpp's order)" : " (batch-invariant order)");
+    std::mt19937 rng(99);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
+                          GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+      // Row counts with and without ggml's repacking (multiples of 8) and batches on both sides of
+      // the tiled K-quant GEMM's threshold, with and without a tail of fewer than four tokens.
+      for (auto [rows, n_tok] : {std::pair<std::int64_t, std::int64_t>{19, 1},
+                                 {24, 1},
+                                 {24, 3},
+                                 {21, 9},
+                                 {16, 4},
+                                 {16, 11},
+                                 {37, 13},
+                                 {40, 8}}) {
+        const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 96;
+        const auto wbytes = test::random_matrix(type, rows, cols, rng);
+        const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
+                                    block_type(type).row_bytes(cols)};
+        std::vector<float> x(static_cast<std::size_t>(n_tok * cols));
+        for (auto& v : x) v = normal(rng);
+        std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
+        kernels::MatmulScratch scratch;
+        kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1, order);
+        const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
+        for (std::int64_t t = 0; t < n_tok; ++t) {
+          const kernels::ActFormat f = k->act_for(rows, n_tok, t, order);
+          std::vector<std::uint8_t> act(kernels::act_row_bytes(f, cols));
+          kernels::convert_act_row(f, x.data() + t * cols, act.data(), cols);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            ASSERT_TRUE(same_bits(y[t * rows + r], k->select(rows, n_tok, t, order)(w.row(r), act.data(), cols)))
+                << block_type(type).name << " rows " << rows << " tokens " << n_tok << " token " << t << " row " << r
+                << (order == kernels::DotOrder::kGgml ? " (llama.cpp's order)" : " (batch-invariant order)");
+          }
         }
       }
     }
-  }
   }
 }
 
@@ -233,13 +240,14 @@ TEST(MatmulGroup, EqualsSeparateMatmuls) {
     GgmlType type;
     std::int64_t rows;
   };
-  const W ws[] = {{GgmlType::kQ4_1, 40}, {GgmlType::kQ4_K, 24}, {GgmlType::kQ4_1, 19}, {GgmlType::kQ8_0, 8},
-                  {GgmlType::kQ6_K, 13}};
+  const W ws[] = {
+      {GgmlType::kQ4_1, 40}, {GgmlType::kQ4_K, 24}, {GgmlType::kQ4_1, 19}, {GgmlType::kQ8_0, 8}, {GgmlType::kQ6_K, 13}};
   std::vector<std::vector<std::uint8_t>> bytes;
   std::vector<kernels::MatrixView> views;
   for (const W& w : ws) {
     bytes.push_back(test::random_matrix(w.type, w.rows, cols, rng));
-    views.push_back({bytes.back().data(), static_cast<std::uint32_t>(w.type), cols, w.rows, block_type(w.type).row_bytes(cols)});
+    views.push_back(
+        {bytes.back().data(), static_cast<std::uint32_t>(w.type), cols, w.rows, block_type(w.type).row_bytes(cols)});
   }
   ThreadPool pool(2);
   for (std::int64_t n_tok : {1, 3, 9}) {
@@ -266,7 +274,8 @@ TEST(MatmulGroup, EqualsSeparateMatmuls) {
 TEST(MatmulGroup, ChecksEveryWeightBeforeWriting) {
   std::mt19937 rng(6);
   const auto good = test::random_matrix(GgmlType::kQ8_0, 4, 64, rng);
-  const kernels::MatrixView ok{good.data(), static_cast<std::uint32_t>(GgmlType::kQ8_0), 64, 4, block_type(GgmlType::kQ8_0).row_bytes(64)};
+  const kernels::MatrixView ok{good.data(), static_cast<std::uint32_t>(GgmlType::kQ8_0), 64, 4,
+                               block_type(GgmlType::kQ8_0).row_bytes(64)};
   const kernels::MatrixView bad{good.data(), 9999, 64, 4, 64};
   std::vector<float> x(64, 1.0f), y1(4, 7.0f), y2(4, 7.0f);
   const kernels::MatmulOutput outs[] = {{&ok, y1.data(), 4}, {&bad, y2.data(), 4}};

@@ -35,7 +35,6 @@ constexpr Isa kX86[] = {Isa::kAvx2, Isa::kAvx512};
 
 bool runs(Isa isa) { return isa_supported(isa, detect_cpu_features()); }
 
-
 ::testing::AssertionResult same_bits(DotFn simd, DotFn ref, const void* w, const void* a, std::int64_t n) {
   const float got = simd(w, a, n);
   const float want = ref(w, a, n);
@@ -58,7 +57,8 @@ TEST(X86Kernels, NewKQuantsEqualScalarBitForBit) {
         const std::int64_t n = blocks * kQK_K;
         for (const auto& a : test::activation_rows(ActFormat::kQ8_K, n, rng)) {
           for (const auto& w : test::adversarial_weights(type, n, rng)) {
-            EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n)) << block_type(type).name << " " << isa_name(isa);
+            EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n))
+                << block_type(type).name << " " << isa_name(isa);
             EXPECT_TRUE(same_bits(k->dot_batched, s->dot_batched, w.data(), a.data(), n))
                 << block_type(type).name << " tiled " << isa_name(isa);
           }
@@ -116,7 +116,8 @@ TEST(X86Kernels, WqDotsEqualScalarBitForBit) {
           acts[2][static_cast<std::size_t>(n / 2)] = -3e4f;
           for (const auto& w : wq_weights(bits, group, n, rng)) {
             for (const auto& a : acts) {
-              EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n)) << wq_type_name(bits, group) << " " << isa_name(isa);
+              EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n))
+                  << wq_type_name(bits, group) << " " << isa_name(isa);
             }
           }
         }
@@ -180,7 +181,8 @@ TEST(X86Kernels, FloatDotsEqualScalarBitForBit) {
         for (const auto& w : ws) {
           for (const auto& a : as) {
             EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n)) << name << " " << isa_name(isa);
-            EXPECT_TRUE(same_bits(k->dot_batched, s->dot_batched, w.data(), a.data(), n)) << name << " batched " << isa_name(isa);
+            EXPECT_TRUE(same_bits(k->dot_batched, s->dot_batched, w.data(), a.data(), n))
+                << name << " batched " << isa_name(isa);
           }
         }
       }
@@ -215,7 +217,8 @@ std::vector<std::vector<float>> act_rows(std::int64_t n, std::mt19937& rng) {
     rows[5][b + 3] = 8.0f, rows[5][b + 20] = -8.0f;  // +m first
   }
   // Multiples of amax/254 = 0.5 code steps: many exact halves after scaling by 127/amax.
-  for (std::size_t i = 0; i < len; ++i) rows[6][i] = static_cast<float>(static_cast<int>(i % 255) - 127) * (1.0f / 254.0f);
+  for (std::size_t i = 0; i < len; ++i)
+    rows[6][i] = static_cast<float>(static_cast<int>(i % 255) - 127) * (1.0f / 254.0f);
   return rows;
 }
 

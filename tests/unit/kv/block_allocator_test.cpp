@@ -221,7 +221,8 @@ TEST(BlockAllocator, ExhaustionCountsTheMissingBlocks) {
     (void)a.append(s, 48);  // 65 tokens take 5 blocks: 3 more, 2 free
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("need 3 more blocks of 16 tokens, 2 of 4 free"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("need 3 more blocks of 16 tokens, 2 of 4 free"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(a.n_tokens(s), 17u);
   EXPECT_EQ(a.n_free(), 2u);

@@ -27,8 +27,10 @@ KvLayout small_layout(std::uint32_t block_size = 4) {
 
 // A value unique to (sequence tag, layer, K|V, head, position, dim), exactly representable.
 float tagged(int tag, std::uint32_t layer, int kind, std::uint32_t head, std::size_t pos, std::uint32_t d) {
-  return static_cast<float>(((((tag * 8 + static_cast<int>(layer)) * 2 + kind) * 4 + static_cast<int>(head)) * 512 +
-                             static_cast<int>(pos)) * 16 + static_cast<int>(d));
+  return static_cast<float>(
+      ((((tag * 8 + static_cast<int>(layer)) * 2 + kind) * 4 + static_cast<int>(head)) * 512 + static_cast<int>(pos)) *
+          16 +
+      static_cast<int>(d));
 }
 
 // Appends one token to `seq` and writes its tagged K/V for every layer.
@@ -108,7 +110,7 @@ TEST(KvPool, AccountingInBytes) {
   pool.append(s, 5);  // 2 blocks: 3 slots of tail waste
   EXPECT_EQ(pool.bytes_held(s), 2 * 4 * per_token);
   const SeqId f = pool.fork(s);
-  EXPECT_EQ(pool.bytes_held(f), 2 * 4 * per_token);  // each holder counts shared blocks
+  EXPECT_EQ(pool.bytes_held(f), 2 * 4 * per_token);   // each holder counts shared blocks
   EXPECT_EQ(pool.bytes_in_use(), 2 * 4 * per_token);  // the pool counts them once
   pool.free_sequence(s);
   pool.free_sequence(f);

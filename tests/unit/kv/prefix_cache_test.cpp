@@ -54,10 +54,10 @@ TEST(ChainHash, IsDeterministicAndSensitiveToEverything) {
   const BlockHash h = BlockAllocator::chain_hash(BlockAllocator::kRootHash, t);
   // Pinned: the hash must not depend on the run, the build or the platform.
   EXPECT_EQ(h, 0xebfd2cf7f46ce3deULL) << std::hex << h;
-  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash + 1, t), h);  // the parent
-  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash, Tokens{1, 2, 4, 3}), h);  // the order
+  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash + 1, t), h);                  // the parent
+  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash, Tokens{1, 2, 4, 3}), h);     // the order
   EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash, Tokens{1, 2, 3, 4, 0}), h);  // the length
-  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash, Tokens{1, 2, 3, -4}), h);  // the sign
+  EXPECT_NE(BlockAllocator::chain_hash(BlockAllocator::kRootHash, Tokens{1, 2, 3, -4}), h);    // the sign
   // Runs of token 0 still move the state.
   EXPECT_NE(BlockAllocator::chain_hash(0, Tokens{0, 0}), BlockAllocator::chain_hash(0, Tokens{0, 0, 0, 0}));
   EXPECT_NE(BlockAllocator::chain_hash(0, Tokens{0, 0}), 0u);
@@ -161,12 +161,15 @@ TEST(PrefixCache, PublishRules) {
   const std::vector<BlockHash> h = a.block_hashes(t);
 
   // Block 1 holds 2 of 4 tokens: not full.
-  EXPECT_NE(what_of([&] { (void)a.publish(s, 1, 7, block_of(iota_tokens(8), 1, 4)); })
-                .find("cannot publish block 1 of sequence 0: only full blocks"),
+  EXPECT_NE(what_of([&] {
+              (void)a.publish(s, 1, 7, block_of(iota_tokens(8), 1, 4));
+            }).find("cannot publish block 1 of sequence 0: only full blocks"),
             std::string::npos);
   EXPECT_THROW((void)a.publish(s, 99, 7, block_of(t, 0, 4)), Error);
   EXPECT_THROW((void)a.publish(s, SIZE_MAX, 7, block_of(t, 0, 4)), Error);
-  EXPECT_NE(what_of([&] { (void)a.publish(s, 0, h[0], Tokens{1, 2, 3}); }).find("got 3 tokens, a block holds 4"),
+  EXPECT_NE(what_of([&] {
+              (void)a.publish(s, 0, h[0], Tokens{1, 2, 3});
+            }).find("got 3 tokens, a block holds 4"),
             std::string::npos);
   EXPECT_THROW((void)a.publish(12345, 0, h[0], block_of(t, 0, 4)), Error);
 
@@ -193,12 +196,14 @@ TEST(PrefixCache, AttachRules) {
   const Tokens t = iota_tokens(8);
   const SeqId s = fill_and_publish(a, t);
   const std::vector<BlockHash> h = a.block_hashes(t);
-  EXPECT_NE(what_of([&] { (void)a.attach_cached(s, h, t); })
-                .find("attach_cached needs an empty sequence, and sequence 0 holds 8 tokens"),
+  EXPECT_NE(what_of([&] {
+              (void)a.attach_cached(s, h, t);
+            }).find("attach_cached needs an empty sequence, and sequence 0 holds 8 tokens"),
             std::string::npos);
   const SeqId r = a.create();
-  EXPECT_NE(what_of([&] { (void)a.attach_cached(r, h, Tokens(t.begin(), t.begin() + 7)); })
-                .find("got 2 block hashes but only 7 tokens (8 needed)"),
+  EXPECT_NE(what_of([&] {
+              (void)a.attach_cached(r, h, Tokens(t.begin(), t.begin() + 7));
+            }).find("got 2 block hashes but only 7 tokens (8 needed)"),
             std::string::npos);
   EXPECT_THROW((void)a.attach_cached(12345, h, t), Error);
   EXPECT_EQ(a.prefix_queries(), 0u);  // refused calls count nothing
@@ -338,7 +343,7 @@ TEST(PrefixCache, APublishedPartialTailHeldAloneIsCopiedNotWritten) {
   EXPECT_EQ(g.copy->src, b1);
   EXPECT_EQ(g.copy->n_tokens, 2u);
   EXPECT_EQ(a.refcount(b1), 0u);
-  EXPECT_EQ(a.n_cached(), 1u);  // the original now waits in the cache
+  EXPECT_EQ(a.n_cached(), 1u);         // the original now waits in the cache
   EXPECT_EQ(a.n_available(), before);  // one block taken, one released to the cache
   const SeqId r = a.create();
   EXPECT_EQ(a.attach_cached(r, a.block_hashes(t), t), 2u);
@@ -463,7 +468,8 @@ TEST(KvPoolPrefixCache, CachedBlocksKeepTheirBytesAndRefuseWrites) {
 // accounting; counters.
 class PrefixCacheRandom {
  public:
-  explicit PrefixCacheRandom(std::uint64_t seed) : rng_(seed), a_(kBlocks, kBs), content_(kBlocks), pub_hash_(kBlocks) {}
+  explicit PrefixCacheRandom(std::uint64_t seed)
+      : rng_(seed), a_(kBlocks, kBs), content_(kBlocks), pub_hash_(kBlocks) {}
 
   void run(int steps) {
     for (int step = 0; step < steps; ++step) {
@@ -568,8 +574,7 @@ class PrefixCacheRandom {
       // prefix (a forged publish may hold the hash with other tokens).
       for (BlockId o = 0; o < kBlocks; ++o) {
         if (!a_.is_published(o) || pub_hash_[o] != hashes[n]) continue;
-        ASSERT_FALSE(std::equal(content_[o].begin(), content_[o].end(), prompt.begin(),
-                                prompt.begin() + (n + 1) * kBs))
+        ASSERT_FALSE(std::equal(content_[o].begin(), content_[o].end(), prompt.begin(), prompt.begin() + (n + 1) * kBs))
             << "attach missed cached block " << o;
         ++token_misses_;
       }
@@ -656,10 +661,10 @@ class PrefixCacheRandom {
   std::mt19937_64 rng_;
   BlockAllocator a_;
   std::unordered_map<SeqId, Tokens> seqs_;
-  std::vector<Tokens> history_;  // prompts of released sequences, to come back as new prompts
+  std::vector<Tokens> history_;         // prompts of released sequences, to come back as new prompts
   std::vector<Tokens> forged_prompts_;  // prefixes whose hash a forged publish took
-  std::vector<Tokens> content_;  // per block: the prefix its K/V were computed under
-  std::vector<BlockHash> pub_hash_;  // per block: the hash of its last successful publish
+  std::vector<Tokens> content_;         // per block: the prefix its K/V were computed under
+  std::vector<BlockHash> pub_hash_;     // per block: the hash of its last successful publish
   int exhausted_ = 0;
   int rejected_ = 0;
   int forged_ = 0;

@@ -61,8 +61,9 @@ inline GoldenLogits load_golden_logits(const std::string& name) {
     }
   }
   for (const auto& c : j.at("continuations")) {
-    g.continuations.push_back({c.at("prompt").get<std::string>(), c.at("prompt_tokens").get<std::vector<std::int32_t>>(),
-                               c.at("tokens").get<std::vector<std::int32_t>>(), c.at("margins").get<std::vector<float>>()});
+    g.continuations.push_back(
+        {c.at("prompt").get<std::string>(), c.at("prompt_tokens").get<std::vector<std::int32_t>>(),
+         c.at("tokens").get<std::vector<std::int32_t>>(), c.at("margins").get<std::vector<float>>()});
   }
   return g;
 }

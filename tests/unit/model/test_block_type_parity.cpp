@@ -56,9 +56,10 @@ TEST_P(BlockTypeParity, ExactLogitsEqualLlamaCpp) {
       max_delta = std::max(max_delta, std::abs(static_cast<double>(row[id]) - ref));
     }
   }
-  std::printf("[%s] top-1 %zu/%zu; top-10 logits differing in any bit: %zu of %zu, the first at position %zu "
-              "(max |delta| %.3g)\n",
-              GetParam(), agree, g_.tokens.size(), differ, 10 * g_.tokens.size(), differ ? first_pos : 0, max_delta);
+  std::printf(
+      "[%s] top-1 %zu/%zu; top-10 logits differing in any bit: %zu of %zu, the first at position %zu "
+      "(max |delta| %.3g)\n",
+      GetParam(), agree, g_.tokens.size(), differ, 10 * g_.tokens.size(), differ ? first_pos : 0, max_delta);
   EXPECT_EQ(agree, g_.tokens.size());
   // Not bit for bit yet: the text's batched evaluation departs from llama.cpp by one ulp at some
   // position >= 20 and the difference then grows through the layers. The same happens on this

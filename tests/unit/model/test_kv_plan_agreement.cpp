@@ -84,7 +84,9 @@ TEST_P(PlanAgreement, SlidingWindowLayersAreCachedAtFullLength) {
 
 INSTANTIATE_TEST_SUITE_P(RealModels, PlanAgreement,
                          ::testing::Values("SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"),
-                         [](const auto& info) { return std::string(info.param).substr(0, 6) == "SmolLM" ? "smollm2" : "gemma3"; });
+                         [](const auto& info) {
+                           return std::string(info.param).substr(0, 6) == "SmolLM" ? "smollm2" : "gemma3";
+                         });
 
 }  // namespace
 }  // namespace wisp

@@ -110,11 +110,11 @@ void compare(KvType t, std::int64_t n_past, std::int64_t n_tok, std::int64_t win
 TEST(QuantizedAttention, EqualsF32AttentionOverTheDecodedValues) {
   unsigned seed = 1;
   for (KvType t : {KvType::kF16, KvType::kQ8_0, KvType::kQ4}) {
-    compare(t, 0, 1, 0, seed++);     // first token
-    compare(t, 40, 1, 0, seed++);    // one decode step over 2.5 blocks
-    compare(t, 0, 37, 0, seed++);    // a batched prompt
-    compare(t, 70, 5, 0, seed++);    // a batch after a prefix
-    compare(t, 90, 3, 24, seed++);   // sliding window
+    compare(t, 0, 1, 0, seed++);    // first token
+    compare(t, 40, 1, 0, seed++);   // one decode step over 2.5 blocks
+    compare(t, 0, 37, 0, seed++);   // a batched prompt
+    compare(t, 70, 5, 0, seed++);   // a batch after a prefix
+    compare(t, 90, 3, 24, seed++);  // sliding window
   }
 }
 

@@ -43,8 +43,9 @@ TEST(ModelErrors, UnknownArchitecture) {
   s.arch = "mamba";
   const auto path = write_tiny_model(s, "mamba.gguf");
   // The message lists what wisp does run.
-  expect_error([&] { Model::load(path); }, {"mamba.gguf", "architecture 'mamba' is not supported",
-                                            "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, smollm3, olmo2, granite"});
+  expect_error([&] { Model::load(path); },
+               {"mamba.gguf", "architecture 'mamba' is not supported",
+                "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, smollm3, olmo2, granite"});
 }
 
 TEST(ModelErrors, MissingArchitecture) {

@@ -85,8 +85,8 @@ TEST_P(Parity, TextLogitsAgree) {
       } else {
         const auto& top = g_.top[pos];
         char buf[200];
-        std::snprintf(buf, sizeof buf, "  pos %zu: wisp %d, llama.cpp %d (llama.cpp margin %.5f, wisp margin %.5f)\n", pos,
-                      mine, g_.argmax[pos], top[0].second - top[1].second, row[mine] - row[g_.argmax[pos]]);
+        std::snprintf(buf, sizeof buf, "  pos %zu: wisp %d, llama.cpp %d (llama.cpp margin %.5f, wisp margin %.5f)\n",
+                      pos, mine, g_.argmax[pos], top[0].second - top[1].second, row[mine] - row[g_.argmax[pos]]);
         disagreements += buf;
       }
       double pos_top10 = 0.0;
@@ -116,10 +116,10 @@ TEST_P(Parity, TextLogitsAgree) {
     }
   }
   const double pct = 100.0 * static_cast<double>(agree) / static_cast<double>(n);
-  std::printf("[%s] top-1 agreement %zu/%zu = %.2f%%; max |dlogit| over llama.cpp's top-10: %.5f (position %zu); "
-              "max |dlogit| over the full vocabulary at %zu positions: %.5f (%.5f beyond float16 rounding)\n",
-              GetParam().golden, agree, n, pct, max_top10, worst_pos, g_.full_positions.size(), max_full,
-              max_full_rel);
+  std::printf(
+      "[%s] top-1 agreement %zu/%zu = %.2f%%; max |dlogit| over llama.cpp's top-10: %.5f (position %zu); "
+      "max |dlogit| over the full vocabulary at %zu positions: %.5f (%.5f beyond float16 rounding)\n",
+      GetParam().golden, agree, n, pct, max_top10, worst_pos, g_.full_positions.size(), max_full, max_full_rel);
   if (!disagreements.empty()) std::printf("%s", disagreements.c_str());
   if (n_over > 0) std::printf("%zu positions beyond the bound; the first:\n%s", n_over, over.c_str());
   RecordProperty("top1_agreement_pct", std::to_string(pct));
@@ -153,35 +153,33 @@ TEST_P(Parity, GreedyContinuationsMatch) {
   EXPECT_GE(equal, GetParam().min_continuations_equal);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Parity,
-                         ::testing::Values(ParityCase{"smollm2-135m", 0.01, 5}, ParityCase{"gemma3-270m", 0.01, 5},
-                                           ParityCase{"smollm2-135m-f16", 0.01, 5},
-                                           ParityCase{"qwen2-tiny", 0.01, 3}, ParityCase{"llama-tiny", 0.01, 3},
-                                           ParityCase{"gemma3-tiny", 0.01, 3},
-                                           // One per further architecture (scripts/gen_golden_arch_logits.py).
-                                           // smollm3 and granite are bit-exact. The others are not yet:
-                                           // each starts to differ at some position (a last-bit
-                                           // difference somewhere, amplified by these random
-                                           // weights as any float-order change is: the one-token
-                                           // order moves qwen2-tiny by 1.1), so their bound is that
-                                           // noise's size, not llama.cpp's bits. (A clue: qwen2
-                                           // written with qwen3-tiny's very shapes, seed and Q8_0 is
-                                           // bit-exact, so qwen3's departure comes with its per-head
-                                           // q/k norm, although gemma3's same path is exact.) The MoE
-                                           // files run the experts in wisp's matmul order, not
-                                           // mul_mat_id's.
-                                           ParityCase{"smollm3-tiny", 0.01, 3}, ParityCase{"granite-tiny", 0.01, 3},
-                                           ParityCase{"qwen3-tiny", kFloatNoise, 3},
-                                           ParityCase{"qwen3-yarn-tiny", kFloatNoise, 3},
-                                           ParityCase{"llama3-tiny", kFloatNoise, 3}, ParityCase{"gemma2-tiny", kFloatNoise, 3},
-                                           ParityCase{"phi3-tiny", kFloatNoise, 3}, ParityCase{"olmo2-tiny", kFloatNoise, 3},
-                                           ParityCase{"qwen3moe-tiny", kFloatNoise, 3},
-                                           ParityCase{"mixtral-tiny", kFloatNoise, 3}),
-                         [](const auto& p) {
-                           std::string n = p.param.golden;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Golden, Parity,
+    ::testing::Values(ParityCase{"smollm2-135m", 0.01, 5}, ParityCase{"gemma3-270m", 0.01, 5},
+                      ParityCase{"smollm2-135m-f16", 0.01, 5}, ParityCase{"qwen2-tiny", 0.01, 3},
+                      ParityCase{"llama-tiny", 0.01, 3}, ParityCase{"gemma3-tiny", 0.01, 3},
+                      // One per further architecture (scripts/gen_golden_arch_logits.py).
+                      // smollm3 and granite are bit-exact. The others are not yet:
+                      // each starts to differ at some position (a last-bit
+                      // difference somewhere, amplified by these random
+                      // weights as any float-order change is: the one-token
+                      // order moves qwen2-tiny by 1.1), so their bound is that
+                      // noise's size, not llama.cpp's bits. (A clue: qwen2
+                      // written with qwen3-tiny's very shapes, seed and Q8_0 is
+                      // bit-exact, so qwen3's departure comes with its per-head
+                      // q/k norm, although gemma3's same path is exact.) The MoE
+                      // files run the experts in wisp's matmul order, not
+                      // mul_mat_id's.
+                      ParityCase{"smollm3-tiny", 0.01, 3}, ParityCase{"granite-tiny", 0.01, 3},
+                      ParityCase{"qwen3-tiny", kFloatNoise, 3}, ParityCase{"qwen3-yarn-tiny", kFloatNoise, 3},
+                      ParityCase{"llama3-tiny", kFloatNoise, 3}, ParityCase{"gemma2-tiny", kFloatNoise, 3},
+                      ParityCase{"phi3-tiny", kFloatNoise, 3}, ParityCase{"olmo2-tiny", kFloatNoise, 3},
+                      ParityCase{"qwen3moe-tiny", kFloatNoise, 3}, ParityCase{"mixtral-tiny", kFloatNoise, 3}),
+    [](const auto& p) {
+      std::string n = p.param.golden;
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
 
 }  // namespace
 }  // namespace wisp

@@ -26,7 +26,8 @@ std::vector<std::int32_t> random_tokens(std::size_t n, unsigned seed, int n_voca
 }
 
 std::vector<float> row(std::span<const float> all, std::size_t i, std::size_t n_vocab) {
-  return {all.begin() + static_cast<std::ptrdiff_t>(i * n_vocab), all.begin() + static_cast<std::ptrdiff_t>((i + 1) * n_vocab)};
+  return {all.begin() + static_cast<std::ptrdiff_t>(i * n_vocab),
+          all.begin() + static_cast<std::ptrdiff_t>((i + 1) * n_vocab)};
 }
 
 class SessionTest : public ::testing::TestWithParam<const char*> {
@@ -76,7 +77,8 @@ void check_splits(const std::shared_ptr<const Model>& model, bool exact, double 
   }
   Session single(model, {.n_ctx = 64, .n_threads = 1, .exact = exact});
   for (std::size_t i = 0; i < toks.size(); ++i) {
-    expect_close(single.eval(std::span(toks).subspan(i, 1)), row(all, i, 100), single_tol, "token " + std::to_string(i));
+    expect_close(single.eval(std::span(toks).subspan(i, 1)), row(all, i, 100), single_tol,
+                 "token " + std::to_string(i));
   }
 }
 

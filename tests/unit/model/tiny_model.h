@@ -27,9 +27,9 @@ struct TinySpec {
   std::int64_t sliding_window = 0;  // gemma3
   bool tied = true;
   std::set<std::string> drop_tensors;
-  std::set<std::string> drop_keys;  // suffixes after "<arch>." or full keys
+  std::set<std::string> drop_keys;                           // suffixes after "<arch>." or full keys
   std::map<std::string, std::vector<std::int64_t>> reshape;  // name -> ne
-  std::set<std::string> as_f16;     // tensors stored as F16 instead of F32
+  std::set<std::string> as_f16;                              // tensors stored as F16 instead of F32
   std::vector<std::string> extra_tensors;
   unsigned seed = 1;
 };

@@ -65,14 +65,12 @@ TEST(Args, MistakesNameTheFlag) {
   const ArgParser p = demo();
   EXPECT_EQ(usage_message(p, {"--name", "n", "--ctxx", "5"}),
             "unknown flag '--ctxx' for 'wisp demo' (did you mean --ctx?)");
-  EXPECT_EQ(usage_message(p, {"--name", "n", "--frobnicate"}),
-            "unknown flag '--frobnicate' for 'wisp demo'");
+  EXPECT_EQ(usage_message(p, {"--name", "n", "--frobnicate"}), "unknown flag '--frobnicate' for 'wisp demo'");
   EXPECT_EQ(usage_message(p, {"--name", "n", "-x"}), "unknown flag '-x' for 'wisp demo'");
   EXPECT_EQ(usage_message(p, {"--name", "n", "--ctx"}), "--ctx needs a value (S)");
   EXPECT_EQ(usage_message(p, {"--name", "n", "--ctx", "--json"}), "--ctx needs a value (S)");
   EXPECT_EQ(usage_message(p, {"--name", "n", "--ctx", "4k"}), "--ctx expects an integer, got '4k'");
-  EXPECT_EQ(usage_message(p, {"--name", "n", "--temp", "hot"}),
-            "--temp expects a number, got 'hot'");
+  EXPECT_EQ(usage_message(p, {"--name", "n", "--temp", "hot"}), "--temp expects a number, got 'hot'");
   EXPECT_EQ(usage_message(p, {"--name", "n", "--ctx", "1", "--ctx", "2"}), "--ctx given twice");
   EXPECT_EQ(usage_message(p, {"--name", "n", "--json=yes"}), "--json takes no value, got 'yes'");
   EXPECT_EQ(usage_message(p, {"--ctx", "1"}), "--name is required");

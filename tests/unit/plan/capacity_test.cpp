@@ -60,7 +60,7 @@ TEST(Ladder, RowsThatDoNotFitReportTheShortfall) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_FALSE(rows[0].fit.has_value());  // 140 GB of weights in 80 GiB
   EXPECT_EQ(*rows[0].shortfall, 140000000000u - 80 * kGiB);
-  EXPECT_TRUE(rows[1].fit.has_value());   // 70 GB fits
+  EXPECT_TRUE(rows[1].fit.has_value());            // 70 GB fits
   EXPECT_FALSE(rows[0].weights_only.has_value());  // no bandwidth given
 }
 

@@ -65,8 +65,7 @@ TEST(WispPlanCli, Seed004LadderAsJson) {
 }
 
 TEST(WispPlanCli, WeightTypeUsesTheBlockTypesBitsPerWeight) {
-  const WispRun r =
-      run_wisp("--params 13e9 --layers 40 --d-model 5120 --weight-type Q4_K --json", false);
+  const WispRun r = run_wisp("--params 13e9 --layers 40 --d-model 5120 --weight-type Q4_K --json", false);
   ASSERT_EQ(r.status, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"]["weight_bytes"], 7312500000ull);  // 13e9 × 144 bytes / 256 values
@@ -90,9 +89,7 @@ TEST(WispPlanCli, HelpIsGeneratedFromTheFlagTable) {
 TEST(WispPlanCli, BadFlagNamesItAndExitsTwo) {
   const WispRun r = run_wisp("--params 13e9 --layers 40 --d-model 5120 --ctxx 4096", true);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("unknown flag '--ctxx' for 'wisp plan' (did you mean --ctx?)"),
-            std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("unknown flag '--ctxx' for 'wisp plan' (did you mean --ctx?)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wisp plan --help"), std::string::npos) << r.out;
 }
 
@@ -102,8 +99,7 @@ TEST(WispPlanCli, BadValuesGetClearMessages) {
     const char* message;
   };
   const Case cases[] = {
-      {"--layers 40 --d-model 5120 --params 13e9 --mem 80GiBs",
-       "--mem: unknown unit 'GiBs' in '80GiBs'"},
+      {"--layers 40 --d-model 5120 --params 13e9 --mem 80GiBs", "--mem: unknown unit 'GiBs' in '80GiBs'"},
       {"--layers 40 --d-model 5120 --params 13e9 --mem 80G", "ambiguous unit 'G'"},
       {"--layers 40 --d-model 5120 --params 13e9 --mem 0", "--mem must be positive"},
       {"--layers 40 --d-model 5120 --params 13e9 --mem -80GiB", "must not be negative"},
@@ -120,8 +116,7 @@ TEST(WispPlanCli, BadValuesGetClearMessages) {
       {"--layers 40 --params 13e9", "describe the attention"},
       {"--d-model 5120 --params 13e9", "--layers is required without -m FILE"},
       {"--layers 40 --d-model 5120", "weight bytes need --params"},
-      {"--layers 40 --d-model 5120 --params 13e9 --weight-bits 16 --weight-bytes 1GiB",
-       "give only one of"},
+      {"--layers 40 --d-model 5120 --params 13e9 --weight-bits 16 --weight-bytes 1GiB", "give only one of"},
       {"--layers 40 --d-model 5120 --params 13e9 --ctx 100 --len 200", "--len 200 exceeds --ctx 100"},
       {"--layers 40 --d-model 5120 --params 13e9 --weight-type Q9", "unknown type 'Q9'"},
   };

@@ -12,9 +12,9 @@ namespace {
 TEST(KvTypes, BytesPerValueIncludeScales) {
   EXPECT_EQ(kv_type_by_name("f16").bytes_per_element(), 2.0);
   EXPECT_EQ(kv_type_by_name("f32").bytes_per_element(), 4.0);
-  EXPECT_EQ(kv_type_by_name("q8_0").bytes_per_element(), 34.0 / 32);   // 1.0625
-  EXPECT_EQ(kv_type_by_name("q4").bytes_per_element(), 0.625);         // 16 + 2 + 2 per 32
-  EXPECT_EQ(kv_type_by_name("Q8_0").name, "q8_0");                     // case-insensitive
+  EXPECT_EQ(kv_type_by_name("q8_0").bytes_per_element(), 34.0 / 32);  // 1.0625
+  EXPECT_EQ(kv_type_by_name("q4").bytes_per_element(), 0.625);        // 16 + 2 + 2 per 32
+  EXPECT_EQ(kv_type_by_name("Q8_0").name, "q8_0");                    // case-insensitive
 }
 
 TEST(KvTypes, UnknownTypeListsTheKnownOnes) {
@@ -33,7 +33,7 @@ TEST(KvTypes, QuantizedBytesPerTokenFor70BGqa) {
   EXPECT_EQ(kv_bytes_per_token(g, kv_type_by_name("f16")), 327680u);
   EXPECT_EQ(kv_bytes_per_token(g, kv_type_by_name("q8_0")), 2u * 80 * 8 * 4 * 34);  // 174,080
   EXPECT_EQ(kv_bytes_per_token(g, kv_type_by_name("q4")), 2u * 80 * 8 * 4 * 20);    // 102,400
-  EXPECT_EQ(kv_bytes_per_token(g, kv_type_by_name("q4")), 327680u * 5 / 16);  // 0.625 / 2
+  EXPECT_EQ(kv_bytes_per_token(g, kv_type_by_name("q4")), 327680u * 5 / 16);        // 0.625 / 2
 }
 
 TEST(KvTypes, GroupsNeverStraddleHeads) {

@@ -51,8 +51,8 @@ TEST(Seed000, C2BatchScalingUntilOom) {
   EXPECT_EQ(fit.users, 12u);
   EXPECT_EQ(fit.used / kGiB, 37.5);
   EXPECT_EQ(fit.leftover / kGiB, 2.5);
-  EXPECT_LT(fit.leftover, per_request);        // not enough for a 13th
-  EXPECT_GT(13 * per_request, 40 * kGiBu);     // 40.625 GiB > 40 GiB
+  EXPECT_LT(fit.leftover, per_request);     // not enough for a 13th
+  EXPECT_GT(13 * per_request, 40 * kGiBu);  // 40.625 GiB > 40 GiB
   // B is a clean linear multiplier.
   EXPECT_EQ(kv_bytes(k13B, f16(), 4096, 12), 12 * per_request);
 }
@@ -111,10 +111,8 @@ TEST(Seed000, C9HowManyUsersFit) {
 
   // From the parameter count instead of the seed's rounded weight sizes: 13e9 × 2 bytes is
   // 24.2 GiB, 13e9 × 0.5 bytes 6.05 GiB; the user counts are the same.
-  EXPECT_EQ(fit_batch(kv_room(budget, overhead, weight_bytes_at_bits(13e9, 16)), per_user).users,
-            16u);
-  EXPECT_EQ(fit_batch(kv_room(budget, overhead, weight_bytes_at_bits(13e9, 4)), per_user).users,
-            22u);
+  EXPECT_EQ(fit_batch(kv_room(budget, overhead, weight_bytes_at_bits(13e9, 16)), per_user).users, 16u);
+  EXPECT_EQ(fit_batch(kv_room(budget, overhead, weight_bytes_at_bits(13e9, 4)), per_user).users, 22u);
 }
 
 // Seed 001: a 70B model with grouped-query attention, 80 layers, 8 KV heads of 128, 2 bytes:

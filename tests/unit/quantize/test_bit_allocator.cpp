@@ -25,7 +25,8 @@ std::vector<BitItem> random_items(int n_items, int n_cand, unsigned seed) {
   for (int i = 0; i < n_items; ++i) {
     items[static_cast<std::size_t>(i)].name = "t" + std::to_string(i);
     for (int k = 0; k < n_cand; ++k) {
-      items[static_cast<std::size_t>(i)].candidates.push_back({nullptr, static_cast<std::uint64_t>(bytes(rng)), err(rng)});
+      items[static_cast<std::size_t>(i)].candidates.push_back(
+          {nullptr, static_cast<std::uint64_t>(bytes(rng)), err(rng)});
     }
   }
   return items;
@@ -38,7 +39,8 @@ double brute_force(const std::vector<BitItem>& items, std::uint64_t budget) {
   while (true) {
     std::uint64_t b = 0;
     double e = 0;
-    for (std::size_t i = 0; i < items.size(); ++i) b += items[i].candidates[idx[i]].bytes, e += items[i].candidates[idx[i]].error;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      b += items[i].candidates[idx[i]].bytes, e += items[i].candidates[idx[i]].error;
     if (b <= budget) best = std::min(best, e);
     std::size_t i = 0;
     while (i < items.size() && ++idx[i] == items[i].candidates.size()) idx[i++] = 0;
@@ -62,7 +64,8 @@ TEST(BitAllocator, OptimalOnBruteForceableCases) {
       // The reported totals are those of the reported choice.
       std::uint64_t b = 0;
       double e = 0;
-      for (std::size_t i = 0; i < items.size(); ++i) b += items[i].candidates[a.choice[i]].bytes, e += items[i].candidates[a.choice[i]].error;
+      for (std::size_t i = 0; i < items.size(); ++i)
+        b += items[i].candidates[a.choice[i]].bytes, e += items[i].candidates[a.choice[i]].error;
       EXPECT_EQ(b, a.bytes);
       EXPECT_NEAR(e, a.error, 1e-12);
     }
@@ -108,7 +111,8 @@ SourceTensor synthetic(const std::string& name, std::int64_t cols, std::int64_t 
   std::normal_distribution<float> nd(0.0f, sigma);
   for (auto& v : *data) v = nd(rng);
   for (std::int64_t r = 0; r < rows; ++r) {
-    for (int k = 0; k < outliers; ++k) (*data)[static_cast<std::size_t>(r * cols + static_cast<std::int64_t>(rng() % cols))] = 12 * sigma;
+    for (int k = 0; k < outliers; ++k)
+      (*data)[static_cast<std::size_t>(r * cols + static_cast<std::int64_t>(rng() % cols))] = 12 * sigma;
   }
   SourceTensor t;
   t.name = name;

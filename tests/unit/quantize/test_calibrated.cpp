@@ -262,10 +262,12 @@ TEST(Awq, ScalingSalientChannelsLowersTheOutputError) {
     for (std::int64_t r = 0; r < q->n_rows(); ++r) {
       q->read_row(r, row.data());
       std::vector<float> w = row;
-      if (scaled) for (std::int64_t j = 0; j < n; ++j) row[j] *= s[j];
+      if (scaled)
+        for (std::int64_t j = 0; j < n; ++j) row[j] *= s[j];
       quantize_row(type, row.data(), buf.data(), n, {}, nullptr);
       type.dequantize(buf.data(), deq.data(), n);
-      if (scaled) for (std::int64_t j = 0; j < n; ++j) deq[j] /= s[j];
+      if (scaled)
+        for (std::int64_t j = 0; j < n; ++j) deq[j] /= s[j];
       for (std::int64_t t = 0; t < m; ++t) {
         double d = 0;
         for (std::int64_t j = 0; j < n; ++j) d += (deq[j] - w[j]) * cs->sample[t * n + j];
@@ -327,7 +329,6 @@ TEST(CalibCli, MissingCalibrationFileIsAClearError) {
   EXPECT_NE(r.err.find("--outliers"), std::string::npos) << r.err;
 }
 
-
 TEST(CalibCli, HuggingFaceFolderIsCalibratedThroughATemporaryF16File) {
   // An HF folder cannot be run as it is: --calib writes a temporary F16 GGUF beside the output,
   // runs it, and removes it; the result loads. (The folder's rows of 8 values fall back to F16, so
@@ -336,11 +337,13 @@ TEST(CalibCli, HuggingFaceFolderIsCalibratedThroughATemporaryF16File) {
   const fs::path dir = fs::path(::testing::TempDir()) / "calib_hf";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto made = test::run_command("python3 " WISP_SOURCE_DIR "/scripts/make_tiny_hf.py '" + (dir / "llama").string() + "' llama");
+  auto made =
+      test::run_command("python3 " WISP_SOURCE_DIR "/scripts/make_tiny_hf.py '" + (dir / "llama").string() + "' llama");
   if (made.status != 0) GTEST_SKIP() << "scripts/make_tiny_hf.py failed (the tokenizers package?): " << made.all();
   const std::string out = (dir / "out.gguf").string();
   auto r = test::run_wisp("quantize '" + (dir / "llama").string() + "' '" + out +
-                          "' --type q8_0 --calib " WISP_SOURCE_DIR "/tests/data/calibration.txt --calib-tokens 64"
+                          "' --type q8_0 --calib " WISP_SOURCE_DIR
+                          "/tests/data/calibration.txt --calib-tokens 64"
                           " --awq");
   ASSERT_EQ(r.status, 0) << r.all();
   EXPECT_NE(r.err.find("temporary F16"), std::string::npos) << r.err;

@@ -258,7 +258,8 @@ TEST(Gptq, OutliersAreKeptAndLowerTheError) {
     }
   }
   const double with = output_error(h, g.w, y, g.rows, g.n);
-  const double without = output_error(h, g.w, dequant(f, run_gptq(h, g.w, g.rows, g.n, f, o), g.rows, g.n), g.rows, g.n);
+  const double without =
+      output_error(h, g.w, dequant(f, run_gptq(h, g.w, g.rows, g.n, f, o), g.rows, g.n), g.rows, g.n);
   EXPECT_LT(with, without);
 }
 
@@ -266,7 +267,7 @@ TEST(Gptq, BadInputIsAClearError) {
   GptqOptions o;
   std::vector<double> h(16, 0.0);
   EXPECT_THROW(gptq_factor(h, 5, o, "t"), Error);  // size mismatch
-  h[0] = -1;  // not positive definite once damped
+  h[0] = -1;                                       // not positive definite once damped
   h[5] = h[10] = h[15] = 1;
   o.damp = 0;
   try {

@@ -35,7 +35,8 @@ TEST(GptqCli, FlagErrorsAreClear) {
   r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --act-order");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("need --gptq"), std::string::npos) << r.err;
-  r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --calib " + kCalib + " --gptq --gptq-damp -1");
+  r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --calib " + kCalib +
+                     " --gptq --gptq-damp -1");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--gptq-damp"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -77,7 +78,8 @@ TEST(GptqConvert, LowerLayerErrorThanCalibratedRoundingAndMemoryUnderTheBound) {
   so.n_ctx = 128;
   so.n_threads = 2;
   so.max_sample_rows = n_tok;
-  auto stats = std::make_shared<const model::ActivationStats>(model::collect_activation_stats(Model::load(src), tokens, so));
+  auto stats =
+      std::make_shared<const model::ActivationStats>(model::collect_activation_stats(Model::load(src), tokens, so));
 
   auto convert_with = [&](bool gptq, double outliers, const std::string& name) {
     ConvertOptions o;

@@ -88,22 +88,24 @@ TEST_P(BrokenHf, FailsNamingTheProblem) {
   ASSERT_EQ(made.rc, 0) << made.out;
   Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
   EXPECT_NE(q.rc, 0) << q.out;
-  for (const std::string& s : c.expect) EXPECT_NE(q.out.find(s), std::string::npos) << "missing '" << s << "' in: " << q.out;
+  for (const std::string& s : c.expect)
+    EXPECT_NE(q.out.find(s), std::string::npos) << "missing '" << s << "' in: " << q.out;
   EXPECT_FALSE(fs::exists(out)) << "a failed conversion left an output file";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BrokenHf,
-    ::testing::Values(
-        BrokenCase{"unknown_arch", {"config.json", "MambaForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM",
-                                    "Gemma3ForCausalLM"}},
-        BrokenCase{"missing_tensor", {"missing_tensor", "model.layers.1.mlp.up_proj.weight"}},
-        BrokenCase{"wrong_shape", {"model.safetensors", "model.layers.0.self_attn.k_proj.weight", "[12, 8]", "[4, 8]"}}),
+    ::testing::Values(BrokenCase{"unknown_arch",
+                                 {"config.json", "MambaForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM",
+                                  "Gemma3ForCausalLM"}},
+                      BrokenCase{"missing_tensor", {"missing_tensor", "model.layers.1.mlp.up_proj.weight"}},
+                      BrokenCase{"wrong_shape",
+                                 {"model.safetensors", "model.layers.0.self_attn.k_proj.weight", "[12, 8]", "[4, 8]"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 struct RealModel {
-  const char* name;   // test name
-  const char* file;   // under models/
+  const char* name;    // test name
+  const char* file;    // under models/
   bool sentencepiece;  // its export needs the sentencepiece and protobuf Python packages
 };
 

@@ -21,7 +21,8 @@ std::vector<float> planted(std::int64_t n, unsigned seed) {
   return x;
 }
 
-double error_of(const char* type, const std::vector<float>& x, const RowOptions& ro, const std::vector<float>* w = nullptr) {
+double error_of(const char* type, const std::vector<float>& x, const RowOptions& ro,
+                const std::vector<float>* w = nullptr) {
   const BlockTypeInfo& t = *find_block_type(type);
   const auto n = static_cast<std::int64_t>(x.size());
   std::vector<std::uint8_t> q(t.row_bytes(n));

@@ -25,7 +25,8 @@ class QuantizeCli : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("wisp_qcli_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const auto made = wisp::test::run_command("python3 " WISP_SOURCE_DIR "/scripts/make_tiny_hf.py '" + hf() + "' llama");
+    const auto made =
+        wisp::test::run_command("python3 " WISP_SOURCE_DIR "/scripts/make_tiny_hf.py '" + hf() + "' llama");
     ASSERT_EQ(made.status, 0) << made.all();
     const auto q = run_wisp("quantize '" + hf() + "' '" + gguf() + "' --type f16");
     ASSERT_EQ(q.status, 0) << q.all();
@@ -39,7 +40,8 @@ class QuantizeCli : public ::testing::Test {
     std::error_code ec;
     if (!fs::is_directory(out.parent_path(), ec)) return;
     for (const auto& e : fs::directory_iterator(out.parent_path())) {
-      EXPECT_EQ(e.path().filename().string().rfind(out.filename().string(), 0), std::string::npos) << "left behind: " << e.path();
+      EXPECT_EQ(e.path().filename().string().rfind(out.filename().string(), 0), std::string::npos)
+          << "left behind: " << e.path();
       EXPECT_EQ(e.path().filename().string().find(".wisp-eval-f16"), std::string::npos) << "left behind: " << e.path();
     }
   }
@@ -70,7 +72,8 @@ TEST_F(QuantizeCli, MissingOutputFolder) {
 
 TEST_F(QuantizeCli, UnwritableOutputFolder) {
   // /proc refuses new files even to root (a chmod'ed folder does not stop root, which runs CI here).
-  expect_failure(gguf(), "/proc/wisp_quantize_test.gguf", "--type q8_0", {"/proc/wisp_quantize_test.gguf", "cannot create"});
+  expect_failure(gguf(), "/proc/wisp_quantize_test.gguf", "--type q8_0",
+                 {"/proc/wisp_quantize_test.gguf", "cannot create"});
   if (::geteuid() != 0) {
     const fs::path ro = dir_ / "read_only";
     fs::create_directories(ro);

@@ -109,8 +109,8 @@ TEST(TopP, KeepsTheSmallestPrefixReachingP) {
     float p;
     std::vector<int> kept;
   };
-  for (const Case& tc : {Case{0.4f, {1}}, Case{0.49f, {1}}, Case{0.75f, {1, 3}}, Case{0.85f, {1, 3, 0}},
-                         Case{0.96f, {1, 3, 0, 2}}}) {
+  for (const Case& tc :
+       {Case{0.4f, {1}}, Case{0.49f, {1}}, Case{0.75f, {1, 3}}, Case{0.85f, {1, 3, 0}}, Case{0.96f, {1, 3, 0, 2}}}) {
     Candidates c = load(l);
     top_p(c, tc.p);
     EXPECT_EQ(ids(c), tc.kept) << "p = " << tc.p;
@@ -131,7 +131,7 @@ TEST(TopP, MinimalityOnRandomLogits) {
     double kept = 0.0, without_last = 0.0;
     for (std::size_t i = 0; i < n; ++i) kept += probs[i];
     without_last = kept - probs[n - 1];
-    EXPECT_GE(kept, p - 1e-6);         // reaches p
+    EXPECT_GE(kept, p - 1e-6);          // reaches p
     EXPECT_LT(without_last, p + 1e-6);  // and one fewer would not
   }
 }

@@ -22,7 +22,8 @@ class GoldenCorpus : public ::testing::TestWithParam<GoldenModel> {
     corpus_ = read_json(golden_path("corpus.json"))["strings"].get<std::vector<std::string>>();
     golden_ = read_json(golden_path(std::string(GetParam().golden) + ".json"));
     ASSERT_EQ(golden_["model_file"], GetParam().file);
-    ASSERT_EQ(golden_["n_cases"].get<std::size_t>(), corpus_.size()) << "corpus and golden ids out of step: rerun the script";
+    ASSERT_EQ(golden_["n_cases"].get<std::size_t>(), corpus_.size())
+        << "corpus and golden ids out of step: rerun the script";
   }
   std::vector<std::string> corpus_;
   nlohmann::json golden_;
@@ -155,8 +156,8 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenPieces,
 // tokenizer.json pre-tokenizer) agree on the whole corpus and on WikiText-2; the script records
 // any disagreement instead of hiding it, and this test surfaces it.
 TEST(GoldenOracles, HuggingFaceAgreesWithLlamaCpp) {
-  for (const char* name : {"smollm2-135m", "smollm2-vocab-pre-llama-bpe", "smollm2-vocab-pre-qwen2",
-                           "smollm2-vocab-pre-gpt-2"}) {
+  for (const char* name :
+       {"smollm2-135m", "smollm2-vocab-pre-llama-bpe", "smollm2-vocab-pre-qwen2", "smollm2-vocab-pre-gpt-2"}) {
     const auto golden = read_json(golden_path(std::string(name) + ".json"));
     ASSERT_TRUE(golden.contains("hf_disagreements")) << name;
     EXPECT_EQ(golden["hf_disagreements"].size(), 0u) << name << ": " << golden["hf_disagreements"].dump();

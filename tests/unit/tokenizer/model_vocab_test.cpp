@@ -175,7 +175,9 @@ TEST(VocabFromGguf, ErrorsNameTheFileAndKey) {
 TEST(VocabFromGguf, MinimalSentencePieceVocabularyLoads) {
   GgufBytes g(2);
   g.string_kv("tokenizer.ggml.model", "llama")
-      .strings_kv("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81" "a"});
+      .strings_kv("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
+                                            "\xE2\x96\x81"
+                                            "a"});
   const auto& bytes = g.bytes();
   const GgufFile f = GgufFile::parse(bytes, "mini.gguf");
   const Tokenizer tok = Tokenizer::from_gguf(f);

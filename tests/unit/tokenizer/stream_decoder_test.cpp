@@ -86,7 +86,10 @@ TEST(TokenStreamDecoder, HoldsPartialSequencesAndReplacesDeadEnds) {
   EXPECT_EQ(dec.push_bytes("x\xE2\x82"), "x");
   EXPECT_EQ(dec.pending_bytes(), 2u);
   EXPECT_EQ(dec.push_bytes("\xAC y"), "\xE2\x82\xAC y");
-  EXPECT_EQ(dec.push_bytes("\xE2\x82" "A"), "\xEF\xBF\xBD" "A");  // a lead and continuation, then ASCII: one U+FFFD
+  EXPECT_EQ(dec.push_bytes("\xE2\x82"
+                           "A"),
+            "\xEF\xBF\xBD"
+            "A");                                                     // a lead and continuation, then ASCII: one U+FFFD
   EXPECT_EQ(dec.push_bytes("\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // stray continuation bytes, one each
   EXPECT_EQ(dec.push_bytes("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong: never valid
   EXPECT_EQ(dec.push_bytes("\xF0\x9F"), "");

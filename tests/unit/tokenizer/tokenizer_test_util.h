@@ -45,11 +45,11 @@ inline const Tokenizer& model_tokenizer(const std::string& file, const std::stri
   return *slot;
 }
 
-#define WISP_REQUIRE_MODEL(file)                                                                  \
-  do {                                                                                            \
-    if (!::wisp::test::model_present(file))                                                       \
-      GTEST_SKIP() << "model file " << ::wisp::test::model_path(file)                             \
-                   << " is absent (scripts/fetch_models fetches it); skipping";                   \
+#define WISP_REQUIRE_MODEL(file)                                                \
+  do {                                                                          \
+    if (!::wisp::test::model_present(file))                                     \
+      GTEST_SKIP() << "model file " << ::wisp::test::model_path(file)           \
+                   << " is absent (scripts/fetch_models fetches it); skipping"; \
   } while (0)
 
 inline nlohmann::json read_json(const std::string& path) {
@@ -60,13 +60,12 @@ inline nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(ss.str());
 }
 
-inline std::string golden_path(const std::string& name) {
-  return std::string(WISP_GOLDEN_DIR) + "/tokenizer/" + name;
-}
+inline std::string golden_path(const std::string& name) { return std::string(WISP_GOLDEN_DIR) + "/tokenizer/" + name; }
 
 inline std::string from_hex(const std::string& hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
 }
 
@@ -86,14 +85,18 @@ inline std::string escaped(const std::string& s, std::size_t max = 80) {
       out += "...";
       break;
     }
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7F) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
-    } else out.push_back(static_cast<char>(c));
+    } else
+      out.push_back(static_cast<char>(c));
   }
   return out;
 }

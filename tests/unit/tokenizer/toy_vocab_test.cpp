@@ -209,8 +209,10 @@ TEST(ToySpm, HighestScoringPairMergesFirst) {
 TEST(ToySpm, SpacesBecomeTheVisibleSpaceAndUnknownTextFallsBackToBytes) {
   ToySpm t = toy_spm(-0.5f, -1.0f);
   Tokenizer tok(t.vocab);
-  EXPECT_EQ(tok.tokenize("a ab", {.add_special = false}), (Ids{t.id("a"), t.id("\xE2\x96\x81" "ab")}));
-  EXPECT_EQ(tok.tokenize("\xC3\xA9!", {.add_special = false}), (Ids{ToySpm::byte(0xC3), ToySpm::byte(0xA9), ToySpm::byte('!')}));
+  EXPECT_EQ(tok.tokenize("a ab", {.add_special = false}), (Ids{t.id("a"), t.id("\xE2\x96\x81"
+                                                                               "ab")}));
+  EXPECT_EQ(tok.tokenize("\xC3\xA9!", {.add_special = false}),
+            (Ids{ToySpm::byte(0xC3), ToySpm::byte(0xA9), ToySpm::byte('!')}));
   const Ids ids = tok.tokenize("a ab \xC3\xA9");
   EXPECT_EQ(tok.detokenize(ids), "a ab \xC3\xA9");
   EXPECT_EQ(tok.detokenize(ids, true), "<s>a ab \xC3\xA9");
@@ -220,7 +222,9 @@ TEST(ToySpm, SpacePrefixGoesBeforeTextThatStartsThePromptOrFollowsASpecial) {
   ToySpm t = toy_spm(-0.5f, -1.0f);
   t.vocab.add_space_prefix = true;
   Tokenizer tok(t.vocab);
-  const TokenId sp_ab = t.id("\xE2\x96\x81" "ab");
+  const TokenId sp_ab = t.id(
+      "\xE2\x96\x81"
+      "ab");
   EXPECT_EQ(tok.tokenize("ab", {.add_special = false}), (Ids{sp_ab}));
   EXPECT_EQ(tok.tokenize("ab</s>ab", {.add_special = false, .parse_special = true}), (Ids{sp_ab, 2, sp_ab}));
   EXPECT_EQ(tok.tokenize("ab</s>ab", {.add_special = false, .parse_special = false}).front(), sp_ab);

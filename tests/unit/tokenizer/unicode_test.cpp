@@ -19,7 +19,8 @@ UnicodeClass table_class(char32_t cp) {
 TEST(UnicodeTable, IsTheVersionLlamaCppUses) { EXPECT_STREQ(unicode_table_version(), "15.1.0"); }
 
 TEST(UnicodeTable, AsciiFastPathAgreesWithTheTable) {
-  for (char32_t c = 0; c < 0x80; ++c) EXPECT_EQ(unicode_class(c), table_class(c)) << "U+" << std::hex << static_cast<std::uint32_t>(c);
+  for (char32_t c = 0; c < 0x80; ++c)
+    EXPECT_EQ(unicode_class(c), table_class(c)) << "U+" << std::hex << static_cast<std::uint32_t>(c);
 }
 
 TEST(UnicodeTable, KnownCategories) {
@@ -37,15 +38,15 @@ TEST(UnicodeTable, KnownCategories) {
   EXPECT_EQ(unicode_class(0x200B), UnicodeClass::kControl);  // ZERO WIDTH SPACE is Cf
   EXPECT_EQ(unicode_class(0xE000), UnicodeClass::kControl);  // private use
   EXPECT_EQ(unicode_class(0x0378), UnicodeClass::kUnassigned);
-  EXPECT_EQ(unicode_class(0x2EBF0), UnicodeClass::kLetter);  // CJK Extension I: new in Unicode 15.1
+  EXPECT_EQ(unicode_class(0x2EBF0), UnicodeClass::kLetter);     // CJK Extension I: new in Unicode 15.1
   EXPECT_EQ(unicode_class(0x0897), UnicodeClass::kUnassigned);  // assigned only in Unicode 16
   EXPECT_EQ(unicode_class(0x110000), UnicodeClass::kUnassigned);
 }
 
 TEST(UnicodeTable, WhiteSpaceProperty) {
-  for (char32_t c : {U'\t', U'\n', U'\v', U'\f', U'\r', U' ', char32_t{0x85}, char32_t{0xA0}, char32_t{0x1680},
-                     char32_t{0x2000}, char32_t{0x200A}, char32_t{0x2028}, char32_t{0x2029}, char32_t{0x202F},
-                     char32_t{0x205F}, char32_t{0x3000}})
+  for (char32_t c :
+       {U'\t', U'\n', U'\v', U'\f', U'\r', U' ', char32_t{0x85}, char32_t{0xA0}, char32_t{0x1680}, char32_t{0x2000},
+        char32_t{0x200A}, char32_t{0x2028}, char32_t{0x2029}, char32_t{0x202F}, char32_t{0x205F}, char32_t{0x3000}})
     EXPECT_TRUE(unicode_is_whitespace(c)) << "U+" << std::hex << static_cast<std::uint32_t>(c);
   for (char32_t c : {U'a', U'_', char32_t{0x1C}, char32_t{0x200B}, char32_t{0x180E}, char32_t{0xFEFF}})
     EXPECT_FALSE(unicode_is_whitespace(c)) << "U+" << std::hex << static_cast<std::uint32_t>(c);
@@ -64,8 +65,9 @@ TEST(Utf8, DecodesWellFormedSequences) {
 }
 
 TEST(Utf8, RejectsMalformedSequences) {
-  for (std::string bad : {"\x80", "\xBF", "\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF0\x80\x80\x80",
-                          "\xF4\x90\x80\x80", "\xF8\x88\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82", "\xC3(", "\xE2\x28\xA1"}) {
+  for (std::string bad :
+       {"\x80", "\xBF", "\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80", "\xF0\x80\x80\x80", "\xF4\x90\x80\x80",
+        "\xF8\x88\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82", "\xC3(", "\xE2\x28\xA1"}) {
     std::size_t pos = 0;
     EXPECT_EQ(utf8_decode(bad, pos), std::nullopt) << testing::PrintToString(bad);
     EXPECT_EQ(pos, 0u);
@@ -77,8 +79,10 @@ TEST(Utf8, RejectsMalformedSequences) {
 TEST(Utf8, IncompletePrefixes) {
   for (std::string p : {"\xC3", "\xE2", "\xE2\x82", "\xF0", "\xF0\x9F", "\xF0\x9F\x98", "\xF4\x8F"})
     EXPECT_TRUE(utf8_is_incomplete_prefix(p)) << testing::PrintToString(p);
-  for (std::string p : {"", "a", "\xC3\xA9", "\x80", "\xC0", "\xC1", "\xF5", "\xE2" "A", "\xE0\x80", "\xED\xA0",
-                        "\xF0\x80", "\xF4\x90"})
+  for (std::string p : {"", "a", "\xC3\xA9", "\x80", "\xC0", "\xC1", "\xF5",
+                        "\xE2"
+                        "A",
+                        "\xE0\x80", "\xED\xA0", "\xF0\x80", "\xF4\x90"})
     EXPECT_FALSE(utf8_is_incomplete_prefix(p)) << testing::PrintToString(p);
 }
 

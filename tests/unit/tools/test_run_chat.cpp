@@ -95,12 +95,13 @@ std::string lower(std::string s) {
 }
 
 TEST(ChatCli, TwoTurnConversationThroughAPipeUsesTheFirstTurn) {
-  Result r = run("chat -m " + smol() + " --temp 0 -n 40 -t 2",
-                 "My favourite fruit is mango.\nWhat is my favourite fruit?\n");
+  Result r =
+      run("chat -m " + smol() + " --temp 0 -n 40 -t 2", "My favourite fruit is mango.\nWhat is my favourite fruit?\n");
   ASSERT_EQ(r.status, 0) << r.err;
   // Two answers, one line each, each followed by its stats line on stderr.
   std::size_t stats = 0;
-  for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1)) ++stats;
+  for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1))
+    ++stats;
   EXPECT_EQ(stats, 2u) << r.err;
   std::size_t nl = r.out.find('\n');
   ASSERT_NE(nl, std::string::npos) << r.out;
@@ -139,7 +140,8 @@ TEST(ChatCli, FullContextDropsTheOldestTurnsAndSaysSo) {
   EXPECT_TRUE(contains(r.err, "context full: dropped the oldest")) << r.err;
   // Every message still got an answer.
   std::size_t stats = 0;
-  for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1)) ++stats;
+  for (std::size_t p = r.err.find("generated at"); p != std::string::npos; p = r.err.find("generated at", p + 1))
+    ++stats;
   EXPECT_EQ(stats, 6u) << r.err;
 }
 
@@ -159,8 +161,8 @@ TEST(ChatCli, CtrlCStopsTheAnswerNotTheProgram) {
   // go on to read the next line.
   wisp::test::CommandResult r = wisp::test::run_command(
       "(printf 'Write a very long story about a dragon.\\n'; sleep 6; printf '/help\\n/exit\\n') | "
-      "timeout --preserve-status -s INT 3 '" + std::string(WISP_BINARY) + "' chat -m " + smol() +
-      " --temp 0 -n 2000 -t 2");
+      "timeout --preserve-status -s INT 3 '" +
+      std::string(WISP_BINARY) + "' chat -m " + smol() + " --temp 0 -n 2000 -t 2");
   const std::string& e = r.err;
   EXPECT_EQ(r.status, 0) << e;
   EXPECT_TRUE(contains(e, "stopped by Ctrl-C")) << e;
