@@ -46,32 +46,36 @@ __global__ void quantize_act_kernel(const float* x, std::int64_t x_stride, std::
   if (lane == 16) a.sum[1] = s;
 }
 
-__global__ void matmul_q_kernel(DeviceMatrix w, const ActChunk* act, std::int64_t n_tok, float* y,
-                                std::int64_t y_stride) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  if (row >= w.n_rows) return;
-  const std::uint8_t* wr = w.data + row * static_cast<std::int64_t>(w.row_bytes);
-  const std::int64_t n_chunks = w.n_cols / kChunk;
-  for (std::int64_t t0 = static_cast<std::int64_t>(blockIdx.y) * kTile; t0 < n_tok;
-       t0 += std::int64_t{gridDim.y} * kTile) {
-    const int nt = n_tok - t0 < kTile ? static_cast<int>(n_tok - t0) : kTile;
-    float acc[kTile];
-    for (int t = 0; t < kTile; ++t) acc[t] = 0.0f;
-    for (std::int64_t c = lane; c < n_chunks; c += kWarp) {
-      WeightChunk wc;
-      decode_chunk(w.type, wr, c, wc);
-      for (int t = 0; t < nt; ++t) acc[t] = hd_add(acc[t], chunk_dot(wc, act[(t0 + t) * n_chunks + c]));
-    }
+// The chunk products of the two weight kinds: add chunk c of the row times tokens [t0, t0 + nt)
+// into acc, in the chunk's own fixed order.
+struct QuantizedChunks {
+  const ActChunk* act;
+  std::int64_t n_chunks;
+  __device__ void operator()(const DeviceMatrix& w, const std::uint8_t* row, std::int64_t c, std::int64_t t0, int nt,
+                             float* acc) const {
+    WeightChunk wc;
+    decode_chunk(w.type, row, c, wc);
+    for (int t = 0; t < nt; ++t) acc[t] = hd_add(acc[t], chunk_dot(wc, act[(t0 + t) * n_chunks + c]));
+  }
+};
+struct FloatChunks {
+  const float* x;
+  std::int64_t x_stride;
+  __device__ void operator()(const DeviceMatrix& w, const std::uint8_t* row, std::int64_t c, std::int64_t t0, int nt,
+                             float* acc) const {
+    float wv[kChunk];
+    float_chunk(w.type, row, c, wv);
     for (int t = 0; t < nt; ++t) {
-      const float sum = warp_sum(acc[t]);
-      if (lane == 0) y[(t0 + t) * y_stride + row] = sum;
+      const float* xr = x + (t0 + t) * x_stride + c * kChunk;
+      float a = acc[t];
+      for (int j = 0; j < kChunk; ++j) a = __fmaf_rn(wv[j], xr[j], a);
+      acc[t] = a;
     }
   }
-}
+};
 
-__global__ void matmul_f_kernel(DeviceMatrix w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-                                std::int64_t y_stride) {
+template <class Chunks>
+__global__ void matmul_kernel(DeviceMatrix w, Chunks chunks, std::int64_t n_tok, float* y, std::int64_t y_stride) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (row >= w.n_rows) return;
@@ -82,16 +86,7 @@ __global__ void matmul_f_kernel(DeviceMatrix w, const float* x, std::int64_t x_s
     const int nt = n_tok - t0 < kTile ? static_cast<int>(n_tok - t0) : kTile;
     float acc[kTile];
     for (int t = 0; t < kTile; ++t) acc[t] = 0.0f;
-    for (std::int64_t c = lane; c < n_chunks; c += kWarp) {
-      float wv[kChunk];
-      float_chunk(w.type, wr, c, wv);
-      for (int t = 0; t < nt; ++t) {
-        const float* xr = x + (t0 + t) * x_stride + c * kChunk;
-        float a = acc[t];
-        for (int j = 0; j < kChunk; ++j) a = __fmaf_rn(wv[j], xr[j], a);
-        acc[t] = a;
-      }
-    }
+    for (std::int64_t c = lane; c < n_chunks; c += kWarp) chunks(w, wr, c, t0, nt, acc);
     for (int t = 0; t < nt; ++t) {
       const float sum = warp_sum(acc[t]);
       if (lane == 0) y[(t0 + t) * y_stride + row] = sum;
@@ -139,13 +134,15 @@ void launch_quantize_act(const float* x, std::int64_t x_stride, std::int64_t n_t
 
 void launch_matmul_q(const DeviceMatrix& w, const ActChunk* act, std::int64_t n_tok, float* y, std::int64_t y_stride,
                      cudaStream_t s) {
-  matmul_q_kernel<<<matmul_grid(w.n_rows, n_tok), kRowsPerBlock * kWarp, 0, s>>>(w, act, n_tok, y, y_stride);
+  const QuantizedChunks chunks{act, w.n_cols / kChunk};
+  matmul_kernel<<<matmul_grid(w.n_rows, n_tok), kRowsPerBlock * kWarp, 0, s>>>(w, chunks, n_tok, y, y_stride);
   check(cudaGetLastError(), "matmul launch");
 }
 
 void launch_matmul_f(const DeviceMatrix& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
                      std::int64_t y_stride, cudaStream_t s) {
-  matmul_f_kernel<<<matmul_grid(w.n_rows, n_tok), kRowsPerBlock * kWarp, 0, s>>>(w, x, x_stride, n_tok, y, y_stride);
+  const FloatChunks chunks{x, x_stride};
+  matmul_kernel<<<matmul_grid(w.n_rows, n_tok), kRowsPerBlock * kWarp, 0, s>>>(w, chunks, n_tok, y, y_stride);
   check(cudaGetLastError(), "float matmul launch");
 }
 
