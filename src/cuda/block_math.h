@@ -391,17 +391,26 @@ WISP_HD void chunk_isums(const WeightChunk& w, const ActChunk& a, std::int32_t i
   for (int j = 0; j < kChunk; ++j) isum[j / 16] += static_cast<std::int32_t>(w.q[j]) * a.q[j];
 }
 
-// sum_j value_j * (a.d * a.q[j]) in wisp's CUDA order: per half, (scale * d) * isum, plus
-// (min * d) * code-sum for types with a minimum; the halves added in order.
+// The float part of a chunk's dot given its exact integer half dots, in wisp's CUDA order: per
+// half, (scale * d) * isum, plus (min * d) * code-sum for types with a minimum; the halves added in
+// order. Both matmul kernels (the decode kernel's dp4a-style loop and the prefill kernel's tensor
+// cores) call this one function, so their outputs are the same bits (cuda/mma_math.h). W: anything
+// with WeightChunk's scale, min and has_min.
+template <class W>
+WISP_HD float chunk_dot_isums(const W& w, float d, const std::int32_t act_sum[2], const std::int32_t isum[2]) {
+  float acc = 0.0f;
+  for (int h = 0; h < 2; ++h) {
+    acc = hd_add(acc, hd_mul(hd_mul(w.scale[h], d), static_cast<float>(isum[h])));
+    if (w.has_min) acc = hd_add(acc, hd_mul(hd_mul(w.min[h], d), static_cast<float>(act_sum[h])));
+  }
+  return acc;
+}
+
+// sum_j value_j * (a.d * a.q[j]) in wisp's CUDA order (chunk_dot_isums over chunk_isums).
 WISP_HD float chunk_dot(const WeightChunk& w, const ActChunk& a) {
   std::int32_t isum[2];
   chunk_isums(w, a, isum);
-  float acc = 0.0f;
-  for (int h = 0; h < 2; ++h) {
-    acc = hd_add(acc, hd_mul(hd_mul(w.scale[h], a.d), static_cast<float>(isum[h])));
-    if (w.has_min) acc = hd_add(acc, hd_mul(hd_mul(w.min[h], a.d), static_cast<float>(a.sum[h])));
-  }
-  return acc;
+  return chunk_dot_isums(w, a.d, a.sum, isum);
 }
 
 }  // namespace wisp::cuda

@@ -1,6 +1,7 @@
 #include "cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ class CudaBackend final : public model::Backend {
       }
     }
     weights_ = std::make_unique<DeviceWeights>(m.file, reserve_bytes);
+    // The tensor-core prefill matmul (same bits as the decode kernel, so this only changes speed);
+    // WISP_CUDA_MMA=0 keeps every step on the decode kernel, to time or bisect the two.
+    const char* mma_env = std::getenv("WISP_CUDA_MMA");
+    use_mma_ = mma_supported(device) && !(mma_env != nullptr && std::string(mma_env) == "0");
   }
 
   std::unique_ptr<KvStorage> make_kv_storage(const KvLayout& layout, std::uint32_t n_blocks, bool) override {
@@ -101,7 +106,11 @@ class CudaBackend final : public model::Backend {
       if (is_float_type(m.type)) {
         launch_matmul_f(m, x.data, x.stride, x.rows, t.y.data, t.y.stride, nullptr);
       } else {
-        launch_matmul_q(m, act_.as<ActChunk>(), x.rows, t.y.data, t.y.stride, nullptr);
+        if (use_mma_ && x.rows >= kMmaMinTokens) {
+          launch_matmul_q_mma(m, act_.as<ActChunk>(), x.rows, t.y.data, t.y.stride, nullptr);
+        } else {
+          launch_matmul_q(m, act_.as<ActChunk>(), x.rows, t.y.data, t.y.stride, nullptr);
+        }
       }
       if (t.bias != nullptr) {
         launch_add_rows(device_floats(t.bias, "a bias"), t.y.data, t.y.stride, t.y.rows, t.y.cols, nullptr);
@@ -248,6 +257,7 @@ class CudaBackend final : public model::Backend {
   }
 
   int device_;
+  bool use_mma_ = false;
   std::unique_ptr<DeviceWeights> weights_;
   DeviceKvStorage* kv_ = nullptr;  // owned by the engine's pool
   DeviceBuffer act_, tok_ids_, gather_, sum_weights_, rope_, scores_;

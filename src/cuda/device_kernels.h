@@ -33,6 +33,15 @@ struct DeviceMatrix {
 // launch_quantize_act) ...
 void launch_matmul_q(const DeviceMatrix& w, const ActChunk* act, std::int64_t n_tok, float* y, std::int64_t y_stride,
                      cudaStream_t s);
+// The same products on int8 tensor cores (matmul_mma.cu; every quantized type, sm_80 and newer
+// only: mma_supported), the same bits as launch_matmul_q for every token. The backend takes it for
+// steps of at least kMmaMinTokens tokens: below that the decode kernel's 8-token passes read a
+// weight row at most twice and the tensor-core tile (16 tokens) would be partly padding. A first
+// guess, not yet measured on a device.
+inline constexpr std::int64_t kMmaMinTokens = 16;
+bool mma_supported(int device);
+void launch_matmul_q_mma(const DeviceMatrix& w, const ActChunk* act, std::int64_t n_tok, float* y,
+                         std::int64_t y_stride, cudaStream_t s);
 // ... or a float w (F32, F16, BF16) on the f32 activations.
 void launch_matmul_f(const DeviceMatrix& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
                      std::int64_t y_stride, cudaStream_t s);

@@ -153,6 +153,48 @@ TEST(CudaDevice, MatmulEqualsTheHostEmulationOfItsOrderForEveryType) {
   }
 }
 
+// The tensor-core prefill kernel against the decode kernel, bit for bit, for every quantized type:
+// row counts not a multiple of the 16-row tile, token counts not a multiple of the 32-token tile,
+// row lengths below and above one chunk per lane, WQ zero-points over the whole byte.
+TEST(CudaDevice, MmaMatmulEqualsTheDecodeKernelBitForBitForEveryType) {
+  REQUIRE_DEVICE();
+  if (!mma_supported(0)) GTEST_SKIP() << "device 0 is older than sm_80: no int8 mma";
+  std::mt19937 rng(5);
+  const std::int64_t n_rows = 37, n_tok = 45;
+  for (std::int64_t n_cols : {256, 2304}) {
+    std::vector<float> x(static_cast<std::size_t>(n_tok * n_cols));
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (auto& v : x) v = g(rng);
+    DeviceArray<float> dx(x);
+    const std::int64_t n_chunks = n_cols / kChunk;
+    DeviceArray<ActChunk> dact(static_cast<std::size_t>(n_tok * n_chunks));
+    launch_quantize_act(dx.p, n_cols, n_tok, n_cols, dact.p, nullptr);
+    for (std::uint32_t t : quantized_types()) {
+      const BlockTypeInfo* info = find_block_type(t);
+      ASSERT_NE(info, nullptr);
+      std::vector<std::uint8_t> w = random_rows(*info, n_rows, n_cols, rng);
+      if (t >= type_id::kWqBase) {
+        for (std::size_t b = 0; b < w.size(); b += info->block_bytes) w[b + 2] = static_cast<std::uint8_t>(rng());
+      }
+      const std::size_t row_bytes = w.size() / static_cast<std::size_t>(n_rows);
+      DeviceArray<std::uint8_t> dw(w);
+      DeviceArray<float> dy(static_cast<std::size_t>(n_tok * n_rows)), dz(static_cast<std::size_t>(n_tok * n_rows));
+      const DeviceMatrix m{dw.p, t, n_cols, n_rows, row_bytes};
+      launch_matmul_q(m, dact.p, n_tok, dy.p, n_rows, nullptr);
+      launch_matmul_q_mma(m, dact.p, n_tok, dz.p, n_rows, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << info->name;
+      const std::vector<float> y = dy.get(static_cast<std::size_t>(n_tok * n_rows));
+      const std::vector<float> z = dz.get(static_cast<std::size_t>(n_tok * n_rows));
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const bool both_nan = std::isnan(y[i]) && std::isnan(z[i]);
+        ASSERT_TRUE(both_nan || std::memcmp(&y[i], &z[i], 4) == 0)
+            << info->name << " n_cols " << n_cols << " token " << i / n_rows << " row " << i % n_rows << ": " << z[i]
+            << " vs " << y[i];
+      }
+    }
+  }
+}
+
 TEST(CudaDevice, FloatMatmulEqualsTheHostEmulationOfItsOrder) {
   REQUIRE_DEVICE();
   std::mt19937 rng(2);
