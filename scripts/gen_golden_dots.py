@@ -18,7 +18,7 @@ Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tes
 
 The float types' one-token and tinyBLAS orders differ between AVX2 and AVX-512 builds of
 libggml-cpu, so their goldens must come from the AVX-512 reference machine. The IQ4_NL, IQ4_XS,
-TQ1_0, TQ2_0, MXFP4, IQ2_XXS and IQ3_XXS cases were made on an AVX2 machine (--types ...):
+TQ1_0, TQ2_0, MXFP4 and grid-type (IQ1_*, IQ2_*, IQ3_*) cases were made on an AVX2 machine (--types ...):
 ggml's kernels for them have one x86 path for AVX2 and AVX-512 alike (the `__AVX2__` branch of
 ggml_vec_dot_*, tinyBLAS's Q0 kernel, the tiled GEMM's epilogue), and the K-quant files this
 machine regenerates are byte-identical to the reference machine's.
@@ -48,6 +48,11 @@ TYPES = {
     "MXFP4": (39, 32, 17, []),  # byte 0 is an E8M0 exponent, set below
     "IQ2_XXS": (16, 256, 66, [0]),
     "IQ3_XXS": (18, 256, 98, [0]),
+    "IQ2_XS": (17, 256, 74, [0]),
+    "IQ2_S": (22, 256, 82, [0]),
+    "IQ3_S": (21, 256, 110, [0]),
+    "IQ1_S": (19, 256, 50, [0]),
+    "IQ1_M": (29, 256, 56, []),  # the half d is in the top nibbles of the scales, set below
 }
 
 # (type, K values per row, N tokens): one token and batches for every type; K not a multiple of
@@ -69,6 +74,10 @@ CASES = [
     ("TQ1_0", 2048, 1), ("TQ1_0", 1024, 8), ("TQ2_0", 2048, 1), ("TQ2_0", 1024, 8),
     ("MXFP4", 1024, 1), ("MXFP4", 1056, 1), ("MXFP4", 1024, 8),
     ("IQ2_XXS", 2048, 1), ("IQ2_XXS", 1024, 8), ("IQ3_XXS", 2048, 1), ("IQ3_XXS", 1024, 8),
+    # The other grid types: one token and the tiled GEMM (8 tokens).
+    ("IQ2_XS", 2048, 1), ("IQ2_XS", 1024, 8), ("IQ2_S", 2048, 1), ("IQ2_S", 1024, 8),
+    ("IQ3_S", 2048, 1), ("IQ3_S", 1024, 8), ("IQ1_S", 2048, 1), ("IQ1_S", 1024, 8),
+    ("IQ1_M", 2048, 1), ("IQ1_M", 1024, 8),
 ]
 M = 8
 
@@ -127,6 +136,11 @@ def random_weights(rng, name, k):
         w[:, off + 1] = (s >> 8).astype(np.uint8)
     if name == "MXFP4":  # shared exponents 2^-10 .. 2^-3: moderate scales, as the halves above
         w[:, 0] = rng.integers(118, 126, size=nb, dtype=np.uint8)
+    if name == "IQ1_M":  # nibble k of the half d is the top nibble of the k-th uint16 of scales (bytes 48..55)
+        s = rng.uniform(0.001, 0.05, size=nb).astype(np.float16).view(np.uint16)
+        for k in range(4):
+            hi = 48 + 2 * k + 1
+            w[:, hi] = (w[:, hi] & 0x0F) | ((((s >> (4 * k)) & 0xF) << 4).astype(np.uint8))
     return w.tobytes()
 
 

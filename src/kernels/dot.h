@@ -131,8 +131,18 @@ float dot_tq2_0(const void* w, const void* a, std::int64_t n);
 // The grid types (dot_iq_grid.cpp): one token and the tiled GEMM (8+ tokens).
 float dot_iq2_xxs(const void* w, const void* a, std::int64_t n);
 float dot_iq2_xxs_tiled(const void* w, const void* a, std::int64_t n);
+float dot_iq2_xs(const void* w, const void* a, std::int64_t n);
+float dot_iq2_xs_tiled(const void* w, const void* a, std::int64_t n);
+float dot_iq2_s(const void* w, const void* a, std::int64_t n);
+float dot_iq2_s_tiled(const void* w, const void* a, std::int64_t n);
 float dot_iq3_xxs(const void* w, const void* a, std::int64_t n);
 float dot_iq3_xxs_tiled(const void* w, const void* a, std::int64_t n);
+float dot_iq3_s(const void* w, const void* a, std::int64_t n);
+float dot_iq3_s_tiled(const void* w, const void* a, std::int64_t n);
+float dot_iq1_s(const void* w, const void* a, std::int64_t n);
+float dot_iq1_s_tiled(const void* w, const void* a, std::int64_t n);
+float dot_iq1_m(const void* w, const void* a, std::int64_t n);
+float dot_iq1_m_tiled(const void* w, const void* a, std::int64_t n);
 // The float types (dot_float.cpp): ggml's one-token vec_dot, and tinyBLAS for batches (which
 // itself runs the one-token order when n is not a multiple of 16, BF16: 32, as ggml does).
 float dot_f32(const void* w, const void* a, std::int64_t n);

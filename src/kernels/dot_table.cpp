@@ -43,6 +43,11 @@ constexpr std::array kScalarKernels = {
     DotKernel{id(GgmlType::kMXFP4), ActFormat::kQ8_0, scalar::dot_mxfp4, nullptr, 2, scalar::dot_mxfp4_repacked},
     DotKernel{id(GgmlType::kIQ2_XXS), ActFormat::kQ8_K, scalar::dot_iq2_xxs, scalar::dot_iq2_xxs_tiled, 8},
     DotKernel{id(GgmlType::kIQ3_XXS), ActFormat::kQ8_K, scalar::dot_iq3_xxs, scalar::dot_iq3_xxs_tiled, 8},
+    DotKernel{id(GgmlType::kIQ2_XS), ActFormat::kQ8_K, scalar::dot_iq2_xs, scalar::dot_iq2_xs_tiled, 8},
+    DotKernel{id(GgmlType::kIQ2_S), ActFormat::kQ8_K, scalar::dot_iq2_s, scalar::dot_iq2_s_tiled, 8},
+    DotKernel{id(GgmlType::kIQ3_S), ActFormat::kQ8_K, scalar::dot_iq3_s, scalar::dot_iq3_s_tiled, 8},
+    DotKernel{id(GgmlType::kIQ1_S), ActFormat::kQ8_K, scalar::dot_iq1_s, scalar::dot_iq1_s_tiled, 8},
+    DotKernel{id(GgmlType::kIQ1_M), ActFormat::kQ8_K, scalar::dot_iq1_m, scalar::dot_iq1_m_tiled, 8},
 };
 
 using Table = std::array<DotKernel, kScalarKernels.size()>;

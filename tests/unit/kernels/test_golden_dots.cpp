@@ -107,7 +107,9 @@ INSTANTIATE_TEST_SUITE_P(
                       "IQ4_NL_K1024_N1", "IQ4_NL_K1056_N1", "IQ4_NL_K1024_N3", "IQ4_NL_K1056_N8", "IQ4_XS_K2048_N1",
                       "IQ4_XS_K1024_N3", "IQ4_XS_K1024_N8", "TQ1_0_K2048_N1", "TQ1_0_K1024_N8", "TQ2_0_K2048_N1",
                       "TQ2_0_K1024_N8", "MXFP4_K1024_N1", "MXFP4_K1056_N1", "MXFP4_K1024_N8", "IQ2_XXS_K2048_N1",
-                      "IQ2_XXS_K1024_N8", "IQ3_XXS_K2048_N1", "IQ3_XXS_K1024_N8"),
+                      "IQ2_XXS_K1024_N8", "IQ3_XXS_K2048_N1", "IQ3_XXS_K1024_N8", "IQ2_XS_K2048_N1", "IQ2_XS_K1024_N8",
+                      "IQ2_S_K2048_N1", "IQ2_S_K1024_N8", "IQ3_S_K2048_N1", "IQ3_S_K1024_N8", "IQ1_S_K2048_N1",
+                      "IQ1_S_K1024_N8", "IQ1_M_K2048_N1", "IQ1_M_K1024_N8"),
     [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
