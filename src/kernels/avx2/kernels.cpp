@@ -4,6 +4,7 @@
 #include "kernels/isa_dots.h"
 #include "kernels/x86/blocks8_dots.h"
 #include "kernels/x86/float_dots.h"
+#include "kernels/x86/grid_dots.h"
 #include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"
 #include "kernels/x86/nonlinear_dots.h"

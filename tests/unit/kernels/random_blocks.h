@@ -32,6 +32,12 @@ inline std::vector<std::size_t> half_fields(GgmlType type) {
     case GgmlType::kIQ4_XS: return {offsetof(BlockIQ4_XS, d)};
     case GgmlType::kTQ1_0: return {offsetof(BlockTQ1_0, d)};
     case GgmlType::kTQ2_0: return {offsetof(BlockTQ2_0, d)};
+    case GgmlType::kIQ2_XXS: return {offsetof(BlockIQ2_XXS, d)};
+    case GgmlType::kIQ2_XS: return {offsetof(BlockIQ2_XS, d)};
+    case GgmlType::kIQ2_S: return {offsetof(BlockIQ2_S, d)};
+    case GgmlType::kIQ3_XXS: return {offsetof(BlockIQ3_XXS, d)};
+    case GgmlType::kIQ3_S: return {offsetof(BlockIQ3_S, d)};
+    case GgmlType::kIQ1_S: return {offsetof(BlockIQ1_S, d)};
     default: return {};
   }
 }

@@ -70,12 +70,15 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
   }
 }
 
-// The codebook types have SIMD kernels on AVX2 only (x86/nonlinear_dots.h): every variant equals
-// its scalar reference, on random and adversarial rows with even and odd block counts.
+// The codebook and grid types have SIMD kernels on AVX2 only (x86/nonlinear_dots.h,
+// x86/grid_dots.h): every variant equals its scalar reference, on random and adversarial rows with
+// even and odd block counts (IQ1_M has no plain half field: its scale bytes stay random, which
+// includes infinite and NaN d).
 TEST(IsaDots, CodebookTypesOnAvx2EqualScalarBitForBit) {
   if (!isa_supported(Isa::kAvx2, detect_cpu_features())) GTEST_SKIP() << "avx2 not on this CPU";
   std::mt19937 rng(4321);
-  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S,
+                        GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
     const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), Isa::kAvx2);
     const DotKernel* s = kernels::find_scalar_dot_kernel(static_cast<std::uint32_t>(type));
     ASSERT_NE(k, nullptr);

@@ -1,0 +1,263 @@
+// SIMD dots of the grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) in exactly the
+// float orders of their scalar references (dot_iq_grid.cpp, where the orders are described).
+// Per sub-block of 32 values the signed grid values are assembled as 32 int8 in one register (grid
+// rows gathered by index, signs applied as a byte mask), multiplied with the activation codes by
+// pairs_s8s8 (|grid| <= 62, |a| <= 127: pair sums below 2^14) and weighted by the two 16-value
+// scales with one madd, which leaves lane l holding elements 4l .. 4l + 3: ggml's integer lanes,
+// so every float step matches the reference's and the bits are the same. AVX2 table only (no
+// AVX-512 machine at hand to test an AVX-512 variant on).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "formats/block_layouts.h"
+#include "formats/blocks/iq_grids.h"
+#include "kernels/act_quant.h"
+#include "kernels/x86/simd.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
+// 16 int16 pair sums of w[j] * a[j] (|w| <= 127): |a| unsigned times w with a's sign.
+inline __m256i grid_pairs(__m256i w, __m256i a) {
+  return _mm256_maddubs_epi16(_mm256_abs_epi8(a), _mm256_sign_epi8(w, a));
+}
+
+// Negates the bytes of `mag` whose bit is set in `signs` (byte k of signs: elements 8k .. 8k + 7).
+inline __m256i apply_signs(__m256i mag, std::uint32_t signs) {
+  const __m256i spread = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+  const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  __m256i m = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(signs)), spread);
+  m = _mm256_cmpeq_epi8(_mm256_and_si256(m, bits), bits);
+  return _mm256_sub_epi8(_mm256_xor_si256(mag, m), m);
+}
+
+inline std::uint32_t sign_pattern(unsigned i) { return blocks::iq_sign_pattern(i & 127); }
+
+inline std::int64_t row8(const std::uint8_t* row) {
+  std::int64_t v;
+  std::memcpy(&v, row, 8);
+  return v;
+}
+inline int row4(const std::uint8_t* row) {
+  int v;
+  std::memcpy(&v, row, 4);
+  return v;
+}
+
+// Sub-block ib of a super-block: its 32 signed values and its two 16-value scale multipliers.
+struct Sub32 {
+  __m256i w;
+  int s0, s1;
+};
+
+inline Sub32 sub32(const BlockIQ2_XXS& x, int ib) {
+  std::uint32_t a[2];
+  std::memcpy(a, x.qs + 4 * ib, sizeof a);
+  const auto& g = blocks::kIq2XxsGrid;
+  const __m256i mag = _mm256_set_epi64x(row8(g[a[0] >> 24]), row8(g[(a[0] >> 16) & 0xff]), row8(g[(a[0] >> 8) & 0xff]),
+                                        row8(g[a[0] & 0xff]));
+  const std::uint32_t signs = sign_pattern(a[1]) | sign_pattern(a[1] >> 7) << 8 | sign_pattern(a[1] >> 14) << 16 |
+                              sign_pattern(a[1] >> 21) << 24;
+  const int s = 2 * static_cast<int>(a[1] >> 28) + 1;
+  return {apply_signs(mag, signs), s, s};
+}
+
+inline Sub32 sub32(const BlockIQ2_XS& x, int ib) {
+  const std::uint16_t* q = x.qs + 4 * ib;
+  const auto& g = blocks::kIq2XsGrid;
+  const __m256i mag =
+      _mm256_set_epi64x(row8(g[q[3] & 511]), row8(g[q[2] & 511]), row8(g[q[1] & 511]), row8(g[q[0] & 511]));
+  const std::uint32_t signs = sign_pattern(q[0] >> 9) | sign_pattern(q[1] >> 9) << 8 | sign_pattern(q[2] >> 9) << 16 |
+                              sign_pattern(q[3] >> 9) << 24;
+  return {apply_signs(mag, signs), 2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
+}
+
+inline Sub32 sub32(const BlockIQ2_S& x, int ib) {
+  const std::uint8_t* q = x.qs + 4 * ib;
+  const unsigned h = x.qh[ib];
+  const auto& g = blocks::kIq2SGrid;
+  const __m256i mag = _mm256_set_epi64x(row8(g[q[3] | ((h << 2) & 0x300)]), row8(g[q[2] | ((h << 4) & 0x300)]),
+                                        row8(g[q[1] | ((h << 6) & 0x300)]), row8(g[q[0] | ((h << 8) & 0x300)]));
+  std::uint32_t signs;
+  std::memcpy(&signs, x.signs + 4 * ib, 4);
+  return {apply_signs(mag, signs), 2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
+}
+
+inline Sub32 sub32(const BlockIQ3_XXS& x, int ib) {
+  const std::uint8_t* q = x.qs + 8 * ib;
+  std::uint32_t aux;
+  std::memcpy(&aux, x.qs + kQK_K / 4 + 4 * ib, sizeof aux);
+  const auto& g = blocks::kIq3XxsGrid;
+  const __m256i mag = _mm256_set_epi32(row4(g[q[7]]), row4(g[q[6]]), row4(g[q[5]]), row4(g[q[4]]), row4(g[q[3]]),
+                                       row4(g[q[2]]), row4(g[q[1]]), row4(g[q[0]]));
+  const std::uint32_t signs =
+      sign_pattern(aux) | sign_pattern(aux >> 7) << 8 | sign_pattern(aux >> 14) << 16 | sign_pattern(aux >> 21) << 24;
+  const int s = 2 * static_cast<int>(aux >> 28) + 1;
+  return {apply_signs(mag, signs), s, s};
+}
+
+inline Sub32 sub32(const BlockIQ3_S& x, int ib) {
+  const std::uint8_t* q = x.qs + 8 * ib;
+  const unsigned h = x.qh[ib];
+  const auto& g = blocks::kIq3SGrid;
+  const auto at = [&](int i) { return row4(g[q[i] | (((h >> i) & 1u) << 8)]); };
+  const __m256i mag = _mm256_set_epi32(at(7), at(6), at(5), at(4), at(3), at(2), at(1), at(0));
+  std::uint32_t signs;
+  std::memcpy(&signs, x.signs + 4 * ib, 4);
+  const int s = 2 * ((x.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f) + 1;
+  return {apply_signs(mag, signs), s, s};
+}
+
+// IQ1: the ternary grid values; shift signs (+-1) per 8 values in *shift when asked.
+inline Sub32 sub32(const BlockIQ1_S& x, int ib, __m256i* shift = nullptr) {
+  const std::uint8_t* q = x.qs + 4 * ib;
+  const unsigned h = x.qh[ib];
+  const auto& g = blocks::kIq1SGrid;
+  const auto at = [&](int l) {
+    return row8(reinterpret_cast<const std::uint8_t*>(g[q[l] | (((h >> (3 * l)) & 7u) << 8)]));
+  };
+  const int s = static_cast<int>(2 * ((h >> 12) & 7) + 1);
+  if (shift) *shift = _mm256_set1_epi8(h & 0x8000u ? -1 : 1);
+  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), s, s};
+}
+
+inline Sub32 sub32(const BlockIQ1_M& x, int ib, __m256i* shift = nullptr) {
+  const std::uint8_t* q = x.qs + 4 * ib;
+  const std::uint8_t* qh = x.qh + 2 * ib;
+  const auto& g = blocks::kIq1SGrid;
+  const auto nib = [&](int l) { return static_cast<unsigned>(qh[l / 2] >> (4 * (l % 2))) & 0x0f; };
+  const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[q[l] | ((nib(l) & 7u) << 8)])); };
+  const auto sh = [&](int l) { return nib(l) & 8u ? -1LL : 0x0101010101010101LL; };  // bytes of -1 or 1
+  if (shift) *shift = _mm256_set_epi64x(sh(3), sh(2), sh(1), sh(0));
+  const unsigned sc = x.scales[ib / 2] >> (6 * (ib % 2));
+  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), static_cast<int>(2 * (sc & 7) + 1),
+          static_cast<int>(2 * ((sc >> 3) & 7) + 1)};
+}
+
+inline float grid_d(const BlockIQ1_M& x) {
+  const auto* sc = x.scales;
+  return h2f(
+      static_cast<std::uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+}
+template <typename Block>
+inline float grid_d(const Block& x) {
+  return h2f(x.d);
+}
+
+// The 8 lanes of one sub-block: pair sums weighted by the first scale (lanes 0-3) and the second.
+inline __m256i scaled_lanes(__m256i w, const std::int8_t* a, int s0, int s1) {
+  const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(s1)), _mm_set1_epi16(static_cast<short>(s0)));
+  return _mm256_madd_epi16(grid_pairs(w, load32(a)), sc);
+}
+
+template <typename Block>
+inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
+  __m256i lanes = _mm256_setzero_si256();
+  for (int ib = 0; ib < 8; ++ib) {
+    const Sub32 s = sub32(x, ib);
+    lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, a + 32 * ib, s.s0, s.s1));
+  }
+  return lanes;
+}
+
+template <typename Block>
+float grid_one_token(const void* w, const void* a, std::int64_t n, float c) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const __m256i lanes = grid_lanes(x[b], y[b].qs);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(grid_d(x[b]) * y[b].d), _mm256_cvtepi32_ps(lanes), acc);
+  }
+  return c * hsum8(acc);
+}
+
+// The tiled GEMM's order: one exact sum per super-block. IQ1's codes are 8 grid + shift.
+template <typename Block, bool kShift>
+float grid_tiled(const void* w, const void* a, std::int64_t n, float c) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    __m256i lanes = _mm256_setzero_si256();
+    for (int ib = 0; ib < 8; ++ib) {
+      if constexpr (kShift) {
+        __m256i shift;
+        const Sub32 s = sub32(x[b], ib, &shift);
+        const __m256i code = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), s.w), shift);  // 8 grid + shift
+        lanes = _mm256_add_epi32(lanes, scaled_lanes(code, y[b].qs + 32 * ib, s.s0, s.s1));
+      } else {
+        const Sub32 s = sub32(x[b], ib);
+        lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
+      }
+    }
+    const float r = (grid_d(x[b]) * c) * static_cast<float>(hsum_i32(lanes));
+    acc = __builtin_fmaf(r, y[b].d, acc);
+  }
+  return acc;
+}
+
+// IQ1_S and IQ1_M one token: the shift's sums beside the grid's (see dot_iq_grid.cpp).
+template <typename Block>
+float iq1_one_token(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  __m256 acc = _mm256_setzero_ps(), acc_shift = _mm256_setzero_ps();
+  float acc_shift1 = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    __m256i lanes = _mm256_setzero_si256(), shift_lanes = _mm256_setzero_si256();
+    for (int ib = 0; ib < 8; ++ib) {
+      __m256i shift;
+      const Sub32 s = sub32(x[b], ib, &shift);
+      lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
+      shift_lanes = _mm256_add_epi32(shift_lanes, scaled_lanes(shift, y[b].qs + 32 * ib, s.s0, s.s1));
+    }
+    const float d = y[b].d * grid_d(x[b]);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
+    if constexpr (std::is_same_v<Block, BlockIQ1_S>) {
+      acc_shift1 = __builtin_fmaf(d, static_cast<float>(hsum_i32(shift_lanes)), acc_shift1);
+    } else {
+      acc_shift = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(shift_lanes), acc_shift);
+    }
+  }
+  if constexpr (std::is_same_v<Block, BlockIQ1_S>) return __builtin_fmaf(0.125f, acc_shift1, hsum8(acc));
+  return __builtin_fmaf(0.125f, hsum8(acc_shift), hsum8(acc));
+}
+
+float dot_iq2_xxs(const void* w, const void* a, std::int64_t n) {
+  return grid_one_token<BlockIQ2_XXS>(w, a, n, 0.125f);
+}
+float dot_iq2_xs(const void* w, const void* a, std::int64_t n) { return grid_one_token<BlockIQ2_XS>(w, a, n, 0.125f); }
+float dot_iq2_s(const void* w, const void* a, std::int64_t n) { return grid_one_token<BlockIQ2_S>(w, a, n, 0.125f); }
+float dot_iq3_xxs(const void* w, const void* a, std::int64_t n) { return grid_one_token<BlockIQ3_XXS>(w, a, n, 0.25f); }
+float dot_iq3_s(const void* w, const void* a, std::int64_t n) { return grid_one_token<BlockIQ3_S>(w, a, n, 1.0f); }
+float dot_iq1_s(const void* w, const void* a, std::int64_t n) { return iq1_one_token<BlockIQ1_S>(w, a, n); }
+float dot_iq1_m(const void* w, const void* a, std::int64_t n) { return iq1_one_token<BlockIQ1_M>(w, a, n); }
+float dot_iq2_xxs_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ2_XXS, false>(w, a, n, 0.125f);
+}
+float dot_iq2_xs_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ2_XS, false>(w, a, n, 0.125f);
+}
+float dot_iq2_s_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ2_S, false>(w, a, n, 0.125f);
+}
+float dot_iq3_xxs_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ3_XXS, false>(w, a, n, 0.25f);
+}
+float dot_iq3_s_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ3_S, false>(w, a, n, 1.0f);
+}
+float dot_iq1_s_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ1_S, true>(w, a, n, 0.125f);
+}
+float dot_iq1_m_tiled(const void* w, const void* a, std::int64_t n) {
+  return grid_tiled<BlockIQ1_M, true>(w, a, n, 0.125f);
+}
+
+}  // namespace
+}  // namespace wisp::kernels::x86
