@@ -1,0 +1,104 @@
+// Logits parity with llama.cpp on files of the grid block types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS,
+// IQ2_S, IQ3_XXS, IQ3_S): qwen2-tiny's shape with random weights, quantized by llama.cpp's own
+// quantizer with a small importance matrix (these types need one), per file type as llama.cpp
+// mixes it (IQ2_M: IQ2_S matrices; a few Q2_K..Q5_K and F32 tensors beside), llama.cpp's logits
+// recorded by scripts/gen_golden_iq_logits.py. With exact numerics wisp runs llama.cpp's float
+// orders for these types (src/kernels/dot_iq_grid.cpp, pinned to libggml-cpu's dots by
+// test_golden_dots, in the ggml build the goldens record, EngineOptions::exact_isa): the top-10
+// logits of every position of the 256-token text must be llama.cpp's bit for bit, its greedy
+// continuations (one token at a time) its tokens. The default numerics: top-1 agreement.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "golden_logits.h"
+#include "wisp/model.h"
+#include "wisp/session.h"
+
+namespace wisp {
+namespace {
+
+std::int32_t argmax(std::span<const float> v) {
+  return static_cast<std::int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+class GridTypeParity : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    g_ = test::load_golden_logits(GetParam());
+    ASSERT_TRUE(std::filesystem::exists(g_.model_path)) << g_.model_path;
+    model_ = Model::load(g_.model_path);
+    ASSERT_EQ(model_->info().n_vocab, g_.n_vocab);
+  }
+  SessionOptions exact() const { return {.n_ctx = 512, .n_threads = 1, .exact = true, .exact_isa = g_.ggml_isa}; }
+  test::GoldenLogits g_;
+  std::shared_ptr<const Model> model_;
+};
+
+TEST_P(GridTypeParity, ExactLogitsEqualLlamaCpp) {
+  const auto V = static_cast<std::size_t>(g_.n_vocab);
+  Session s(model_, exact());
+  const auto logits = s.eval_all(g_.tokens);
+  std::size_t differ = 0, agree = 0, first_pos = 0;
+  double max_delta = 0.0;
+  for (std::size_t pos = 0; pos < g_.tokens.size(); ++pos) {
+    const auto row = logits.subspan(pos * V, V);
+    if (argmax(row) == g_.argmax[pos]) ++agree;
+    for (const auto& [id, ref] : g_.top[pos]) {
+      if (std::bit_cast<std::uint32_t>(row[id]) != std::bit_cast<std::uint32_t>(ref)) {
+        if (differ++ == 0) first_pos = pos;
+      }
+      max_delta = std::max(max_delta, std::abs(static_cast<double>(row[id]) - ref));
+    }
+  }
+  std::printf(
+      "[%s] top-1 %zu/%zu; top-10 logits differing in any bit: %zu of %zu, the first at position %zu "
+      "(max |delta| %.3g)\n",
+      GetParam(), agree, g_.tokens.size(), differ, 10 * g_.tokens.size(), differ ? first_pos : 0, max_delta);
+  EXPECT_EQ(agree, g_.tokens.size());
+  EXPECT_EQ(differ, 0u) << "first differing logit at position " << first_pos;
+}
+
+TEST_P(GridTypeParity, GreedyContinuationsEqualLlamaCpp) {
+  for (const auto& c : g_.continuations) {
+    Session s(model_, exact());
+    auto logits = s.eval(c.prompt_tokens);
+    std::vector<std::int32_t> got;
+    for (std::size_t step = 0; step < c.tokens.size(); ++step) {
+      got.push_back(argmax(logits));
+      if (step + 1 < c.tokens.size()) logits = s.eval(std::vector<std::int32_t>{got.back()});
+    }
+    EXPECT_EQ(got, c.tokens) << GetParam() << " prompt " << c.prompt;
+  }
+}
+
+TEST_P(GridTypeParity, DefaultNumericsAgreeOnTopOne) {
+  const auto V = static_cast<std::size_t>(g_.n_vocab);
+  Session s(model_, {.n_ctx = 512, .n_threads = 1});
+  const auto logits = s.eval_all(g_.tokens);
+  std::size_t agree = 0;
+  for (std::size_t pos = 0; pos < g_.tokens.size(); ++pos) {
+    if (argmax(logits.subspan(pos * V, V)) == g_.argmax[pos]) ++agree;
+  }
+  std::printf("[%s] default numerics: top-1 %zu/%zu\n", GetParam(), agree, g_.tokens.size());
+  EXPECT_GE(static_cast<double>(agree), 0.97 * static_cast<double>(g_.tokens.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, GridTypeParity,
+                         ::testing::Values("qwen2-tiny-iq1_s", "qwen2-tiny-iq1_m", "qwen2-tiny-iq2_xxs",
+                                           "qwen2-tiny-iq2_xs", "qwen2-tiny-iq2_m", "qwen2-tiny-iq3_xxs",
+                                           "qwen2-tiny-iq3_s"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace wisp
