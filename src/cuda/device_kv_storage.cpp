@@ -12,6 +12,7 @@ DeviceKvStorage::DeviceKvStorage(const KvLayout& layout, std::uint32_t n_blocks)
 void DeviceKvStorage::copy_block(const BlockCopy& copy) {
   // Every (layer, K|V, head) plane: its first n_tokens rows, one strided 2-D copy.
   if (copy.n_tokens == 0) return;
+  if (before_copy_) before_copy_();
   const std::size_t planes = 2 * std::size_t{layout_.n_layers} * layout_.n_kv_heads;
   const std::size_t block = layout_.bytes_per_block();
   std::byte* base = buf_.as<std::byte>();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -22,6 +23,7 @@
 #include "cuda/block_math.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/device_kernels.h"
+#include "cuda/step_graph.h"
 #include "formats/block_types.h"
 #include "formats/half.h"
 #include "formats/wq_format.h"
@@ -275,6 +277,81 @@ TEST(CudaDevice, BatchedEqualsSoloBitForBitOnTheDevice) {
       ASSERT_EQ(got.size(), want.size());
       EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << arch << " kv " << kv;
     }
+  }
+}
+
+// StepGraph itself: staged data read through a replayed graph is each step's own; a key runs
+// launch by launch the first time, is captured the second and replayed after; big steps are
+// never graphed.
+TEST(CudaDevice, StepGraphReplaysWithEachStepsStagedData) {
+  REQUIRE_DEVICE();
+  const std::int64_t n_cols = 64, n_src = 8, n = 4;
+  std::vector<float> src(static_cast<std::size_t>(n_src * n_cols));
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+  DeviceArray<float> dsrc(src), ddst(static_cast<std::size_t>(n * n_cols));
+  StepGraph g(true);
+  for (int step = 0; step < 5; ++step) {
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = (i + step) % n_src;
+    const auto* r = static_cast<const std::int64_t*>(g.stage(rows.data(), rows.size() * sizeof(std::int64_t), "rows"));
+    LaunchKey k;
+    k << 1 << r << n;
+    float* dst = ddst.p;
+    const float* s = dsrc.p;
+    g.record(k, n, [=](cudaStream_t st) { launch_gather_rows(s, n_cols, r, n, dst, n_cols, n_cols, st); });
+    g.flush();
+    ASSERT_EQ(cudaStreamSynchronize(g.stream()), cudaSuccess);
+    const std::vector<float> got = ddst.get(static_cast<std::size_t>(n * n_cols));
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[static_cast<std::size_t>(i * n_cols + 3)], src[static_cast<std::size_t>(rows[i] * n_cols + 3)])
+          << "step " << step << " row " << i;
+    }
+  }
+  EXPECT_EQ(g.counts().eager, 1u);  // the first sight of a key
+  EXPECT_EQ(g.counts().captured, 1u);
+  EXPECT_EQ(g.counts().replayed, 3u);
+  LaunchKey big;
+  big << 2;
+  g.record(big, kGraphMaxRows + 1, [](cudaStream_t) {});
+  g.flush();
+  EXPECT_EQ(g.counts().eager, 2u);
+}
+
+// Decode with CUDA graphs and without (WISP_CUDA_GRAPHS=0): the same logits, bit for bit, over
+// enough steps to cross KV block boundaries and a change of batch size.
+TEST(CudaDevice, DecodeWithGraphsEqualsDecodeWithout) {
+  REQUIRE_DEVICE();
+  for (const char* arch : {"llama", "gemma3"}) {
+    test::TinySpec spec;
+    spec.arch = arch;
+    if (spec.arch == "gemma3") spec.sliding_window = 8;
+    auto model = Model::load(test::write_tiny_model(spec, std::string("cuda_graphs_") + arch + ".gguf"));
+    std::mt19937 rng(6);
+    std::vector<std::int32_t> a(50), b(30);
+    for (auto& t : a) t = static_cast<std::int32_t>(rng() % 100);
+    for (auto& t : b) t = static_cast<std::int32_t>(rng() % 100);
+    auto run = [&](bool graphs) {
+      setenv("WISP_CUDA_GRAPHS", graphs ? "1" : "0", 1);
+      auto engine = Engine::create(model, {.n_threads = 1, .kv_tokens = 256, .device = "cuda"});
+      unsetenv("WISP_CUDA_GRAPHS");
+      Session s(engine), other(engine);
+      std::vector<float> all;
+      engine->step({{&s, std::span(a.data(), 5)}, {&other, std::span(b.data(), 3)}});  // prompts
+      for (std::size_t i = 5; i < a.size(); ++i) {
+        const std::span<const std::int32_t> mine(&a[i], 1);
+        if (i < b.size()) {
+          engine->step({{&s, mine}, {&other, std::span<const std::int32_t>(&b[i], 1)}});
+          all.insert(all.end(), other.logits().begin(), other.logits().end());
+        } else {
+          engine->step({{&s, mine}});  // the batch shrinks: another graph
+        }
+        all.insert(all.end(), s.logits().begin(), s.logits().end());
+      }
+      return all;
+    };
+    const std::vector<float> with = run(true), without = run(false);
+    ASSERT_EQ(with.size(), without.size());
+    EXPECT_EQ(std::memcmp(with.data(), without.data(), with.size() * sizeof(float)), 0) << arch;
   }
 }
 
