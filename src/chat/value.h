@@ -29,7 +29,7 @@ class ValueMap {
   const Value* find(std::string_view key) const;
   void set(Value key, Value value);  // replaces in place, keeping the key's position
   const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
-  std::size_t size() const { return entries_.size(); }
+  std::size_t size() const;  // defined below Value: the pair's size needs Value complete (clang)
 
  private:
   std::vector<std::pair<Value, Value>> entries_;
@@ -148,5 +148,7 @@ std::string quoted(std::string_view text);
 std::string float_repr(double f);
 // Python's repr of a str: single quotes unless the text holds ' and no ", escapes as Python does.
 std::string string_repr(std::string_view s);
+
+inline std::size_t ValueMap::size() const { return entries_.size(); }
 
 }  // namespace wisp::jinja
