@@ -35,7 +35,26 @@ inline __m256i apply_signs(__m256i mag, std::uint32_t signs) {
   return _mm256_sub_epi8(_mm256_xor_si256(mag, m), m);
 }
 
-inline std::uint32_t sign_pattern(unsigned i) { return blocks::iq_sign_pattern(i & 127); }
+// The 128 sign patterns of IQ2_XXS/IQ2_XS/IQ3_XXS as byte masks (0xff: negative), so a group's
+// signs are one table load instead of a parity count and a bit spread.
+struct SignMasks {
+  std::uint64_t m[128];
+  constexpr SignMasks() : m{} {
+    for (unsigned i = 0; i < 128; ++i) {
+      const unsigned p = blocks::iq_sign_pattern(i);
+      for (int j = 0; j < 8; ++j) m[i] |= (p >> j & 1u ? 0xffULL : 0ULL) << (8 * j);
+    }
+  }
+};
+inline constexpr SignMasks kSignMasks{};
+
+// Negates the bytes of `mag` in the 8-value groups whose sign pattern indices are i0 .. i3.
+inline __m256i apply_patterns(__m256i mag, unsigned i0, unsigned i1, unsigned i2, unsigned i3) {
+  const auto& t = kSignMasks.m;
+  const __m256i m = _mm256_set_epi64x(static_cast<long long>(t[i3 & 127]), static_cast<long long>(t[i2 & 127]),
+                                      static_cast<long long>(t[i1 & 127]), static_cast<long long>(t[i0 & 127]));
+  return _mm256_sub_epi8(_mm256_xor_si256(mag, m), m);
+}
 
 inline std::int64_t row8(const std::uint8_t* row) {
   std::int64_t v;
@@ -60,10 +79,8 @@ inline Sub32 sub32(const BlockIQ2_XXS& x, int ib) {
   const auto& g = blocks::kIq2XxsGrid;
   const __m256i mag = _mm256_set_epi64x(row8(g[a[0] >> 24]), row8(g[(a[0] >> 16) & 0xff]), row8(g[(a[0] >> 8) & 0xff]),
                                         row8(g[a[0] & 0xff]));
-  const std::uint32_t signs = sign_pattern(a[1]) | sign_pattern(a[1] >> 7) << 8 | sign_pattern(a[1] >> 14) << 16 |
-                              sign_pattern(a[1] >> 21) << 24;
   const int s = 2 * static_cast<int>(a[1] >> 28) + 1;
-  return {apply_signs(mag, signs), s, s};
+  return {apply_patterns(mag, a[1], a[1] >> 7, a[1] >> 14, a[1] >> 21), s, s};
 }
 
 inline Sub32 sub32(const BlockIQ2_XS& x, int ib) {
@@ -71,9 +88,8 @@ inline Sub32 sub32(const BlockIQ2_XS& x, int ib) {
   const auto& g = blocks::kIq2XsGrid;
   const __m256i mag =
       _mm256_set_epi64x(row8(g[q[3] & 511]), row8(g[q[2] & 511]), row8(g[q[1] & 511]), row8(g[q[0] & 511]));
-  const std::uint32_t signs = sign_pattern(q[0] >> 9) | sign_pattern(q[1] >> 9) << 8 | sign_pattern(q[2] >> 9) << 16 |
-                              sign_pattern(q[3] >> 9) << 24;
-  return {apply_signs(mag, signs), 2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
+  return {apply_patterns(mag, q[0] >> 9, q[1] >> 9, q[2] >> 9, q[3] >> 9), 2 * (x.scales[ib] & 0x0f) + 1,
+          2 * (x.scales[ib] >> 4) + 1};
 }
 
 inline Sub32 sub32(const BlockIQ2_S& x, int ib) {
@@ -94,10 +110,8 @@ inline Sub32 sub32(const BlockIQ3_XXS& x, int ib) {
   const auto& g = blocks::kIq3XxsGrid;
   const __m256i mag = _mm256_set_epi32(row4(g[q[7]]), row4(g[q[6]]), row4(g[q[5]]), row4(g[q[4]]), row4(g[q[3]]),
                                        row4(g[q[2]]), row4(g[q[1]]), row4(g[q[0]]));
-  const std::uint32_t signs =
-      sign_pattern(aux) | sign_pattern(aux >> 7) << 8 | sign_pattern(aux >> 14) << 16 | sign_pattern(aux >> 21) << 24;
   const int s = 2 * static_cast<int>(aux >> 28) + 1;
-  return {apply_signs(mag, signs), s, s};
+  return {apply_patterns(mag, aux, aux >> 7, aux >> 14, aux >> 21), s, s};
 }
 
 inline Sub32 sub32(const BlockIQ3_S& x, int ib) {
