@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/engine_state.h"
+#include "sample/ngram_lookup.h"
 #include "wisp/error.h"
 
 namespace wisp {
@@ -41,6 +42,13 @@ struct Scheduler::Request {
   float logprob = 0.0f;                         // of the last sampled token (params.logprobs >= 0)
   std::vector<TokenLogprob> top;                // its most likely alternatives
   std::vector<std::int32_t> order;              // scratch for ranking the vocabulary
+  // Prompt lookup (params.lookup.ngram_max > 0): guesses asked for per step (adapts to how many are
+  // kept), this step's guesses, the step's tokens (the pending one, then the guesses), the counts.
+  std::size_t k = 0;
+  std::vector<TokenId> guesses;
+  std::vector<TokenId> batch;
+  std::size_t n_drafted = 0;
+  std::size_t n_accepted = 0;
 
   Request(RequestId i, RequestParams p, RequestCallback c, const Tokenizer& tok)
       : id(i), params(std::move(p)), cb(std::move(c)), sampler(params.sampling), decoder(tok) {}
@@ -91,11 +99,29 @@ RequestId Scheduler::submit(RequestParams params, RequestCallback on_event) {
     throw Error("request: logprobs must be -1 (none) to " + std::to_string(kMaxTopLogprobs) + ", got " +
                 std::to_string(params.logprobs));
   }
+  RequestParams::Lookup& lk = params.lookup;
+  if (lk.ngram_max > 0) {
+    if (lk.ngram_max > kMaxLookup) {
+      throw Error("request: prompt lookup n-gram of " + std::to_string(lk.ngram_max) + " tokens (1 to " +
+                  std::to_string(kMaxLookup) + " allowed)");
+    }
+    if (lk.draft_max == 0 || lk.draft_max > kMaxLookup) {
+      throw Error("request: prompt lookup of " + std::to_string(lk.draft_max) + " guesses per step (1 to " +
+                  std::to_string(kMaxLookup) + " allowed)");
+    }
+    // With llama.cpp's batch-dependent float order the verified rows could differ from a plain
+    // decode's in the last bits, and so could the answer: speculation is only offered exact.
+    if (engine_->options().exact) {
+      throw Error("request: speculative decoding needs the engine's default (batch-invariant) numerics, not exact");
+    }
+    lk.ngram_min = std::clamp<std::size_t>(lk.ngram_min, 1, lk.ngram_max);
+  }
   std::lock_guard lock(inbox_mu_);
   const RequestId id = next_id_++;
   auto r = std::make_unique<Request>(id, std::move(params), std::move(on_event), tokenizer_);
   r->tokens = r->params.prompt;
   r->n_prompt = r->tokens.size();
+  r->k = std::min<std::size_t>(4, r->params.lookup.draft_max);
   for (TokenId t : r->tokens) r->sampler.accept(t);
   inbox_.push_back(std::move(r));
   live_.emplace(id, true);
@@ -162,6 +188,8 @@ void Scheduler::emit(const Request& r, TokenId token, std::string_view text, std
   ev.n_prompt = r.n_prompt;
   ev.n_cached = r.n_cached;
   ev.n_generated = r.n_generated;
+  ev.n_drafted = r.n_drafted;
+  ev.n_accepted = r.n_accepted;
   if (token >= 0 && r.params.logprobs >= 0) {
     ev.has_logprob = true;
     ev.logprob = r.logprob;
@@ -229,7 +257,10 @@ void Scheduler::publish_blocks(Request& r) {
   KvPool& pool = pool_of(*engine_);
   const std::uint32_t bs = pool.allocator().block_size();
   const SeqId seq = r.session->state().seq.id();
-  while ((r.n_published + 1) * bs <= r.n_past()) {
+  // Only known tokens: a speculating session holds unverified guesses beyond them until its rows
+  // are decided.
+  const std::size_t known = std::min(r.n_past(), r.tokens.size());
+  while ((r.n_published + 1) * bs <= known) {
     const auto block = std::span(r.tokens).subspan(r.n_published * bs, bs);
     r.chain = BlockAllocator::chain_hash(r.chain, block);
     pool.publish(seq, r.n_published, r.chain, block);  // false: another block already holds it
@@ -261,8 +292,9 @@ void token_logprobs(std::span<const float> logits, TokenId tok, int k, float& lo
 
 }  // namespace
 
-void Scheduler::on_logits(Request& r, std::span<const float> logits) {
-  const TokenId tok = r.sampler.sample(logits);
+void Scheduler::on_logits(Request& r, std::span<const float> logits) { on_token(r, logits, r.sampler.sample(logits)); }
+
+bool Scheduler::on_token(Request& r, std::span<const float> logits, TokenId tok) {
   if (r.params.logprobs >= 0) token_logprobs(logits, tok, r.params.logprobs, r.logprob, r.top, r.order);
   r.sampler.accept(tok);
   ++r.n_generated;
@@ -299,10 +331,63 @@ void Scheduler::on_logits(Request& r, std::span<const float> logits) {
   r.held.erase(0, r.held.size() - keep);
   if (reason) {
     finish(r, *reason, tok, std::move(out));  // the last token and its text come with the final event
-    return;
+    return false;
   }
   r.tokens.push_back(tok);
   emit(r, tok, out, std::nullopt);
+  return true;
+}
+
+void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& committed) {
+  const RequestParams::Lookup& lk = r.params.lookup;
+  // The session must hold the pending token and every guess (n_ctx is max_context); guesses past
+  // the tokens still wanted could never be kept.
+  std::size_t k = std::min(r.k, budget);
+  k = std::min(k, opts_.max_context > r.tokens.size() ? opts_.max_context - r.tokens.size() : 0);
+  if (r.params.max_tokens > 0) {
+    const std::size_t left = r.params.max_tokens > r.n_generated ? r.params.max_tokens - r.n_generated : 0;
+    k = std::min(k, left > 0 ? left - 1 : 0);
+  }
+  if (k == 0) return;
+  r.guesses = ngram_lookup(r.tokens, lk.ngram_max, lk.ngram_min, k);
+  if (r.guesses.empty()) return;
+  const BlockAllocator& a = pool_of(*engine_).allocator();
+  const SeqId seq = r.session->state().seq.id();
+  const std::size_t avail = a.n_available() > committed ? a.n_available() - committed : 0;
+  const std::size_t base = a.blocks_needed(seq, 1);  // already committed for the pending token
+  while (!r.guesses.empty() && a.blocks_needed(seq, 1 + r.guesses.size()) - base > avail) r.guesses.pop_back();
+  if (r.guesses.empty()) return;
+  committed += a.blocks_needed(seq, 1 + r.guesses.size()) - base;
+  budget -= r.guesses.size();
+  r.planned = 1 + r.guesses.size();
+  r.batch.assign(1, r.tokens.back());
+  r.batch.insert(r.batch.end(), r.guesses.begin(), r.guesses.end());
+}
+
+void Scheduler::on_guess_rows(Request& r, std::span<const float> rows) {
+  const std::size_t nd = r.guesses.size();
+  const std::size_t n_vocab = static_cast<std::size_t>(engine_->model().info().n_vocab);
+  r.n_drafted += nd;
+  stats_.spec_drafted += nd;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i <= nd; ++i) {
+    // Row i is the logits after the pending token and guesses 0..i-1, all of them known tokens by
+    // now: sampling it is exactly the plain decode's step (same sampler state, same draws).
+    const std::span<const float> row = rows.subspan(i * n_vocab, n_vocab);
+    const TokenId tok = r.sampler.sample(row);
+    const bool keep = i < nd && tok == r.guesses[i];
+    if (keep) {
+      ++kept;
+      ++r.n_accepted;
+      ++stats_.spec_accepted;
+    } else {
+      r.session->truncate(r.tokens.size());  // the rejected guesses' KV goes (blocks back to the pool)
+    }
+    publish_blocks(r);
+    if (!on_token(r, row, tok) || !keep) break;
+  }
+  r.k = kept == nd ? std::min(r.params.lookup.draft_max, r.k + 2) : std::max<std::size_t>(1, r.k - 1);
+  r.guesses.clear();
 }
 
 bool Scheduler::step() {
@@ -316,7 +401,10 @@ bool Scheduler::step() {
   std::size_t budget = opts_.step_tokens;
   std::size_t committed = 0;  // blocks the step's entries will take
   const auto avail = [&] { return a.n_available() > committed ? a.n_available() - committed : 0; };
-  for (auto& r : running_) r->planned = 0;
+  for (auto& r : running_) {
+    r->planned = 0;
+    r->guesses.clear();
+  }
 
   // 1. Decodes, oldest first; the newest requests give way when the pool runs dry.
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
@@ -371,12 +459,24 @@ bool Scheduler::step() {
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
+  // 4. Prompt-lookup guesses on the decodes that asked for them, in what budget and blocks are left.
+  for (auto& rp : running_) {
+    Request& r = *rp;
+    if (budget == 0) break;
+    if (r.params.lookup.ngram_max == 0 || r.planned != 1 || r.remaining() != 1) continue;
+    plan_guesses(r, budget, committed);
+  }
 
   std::vector<StepEntry> entries;
   std::vector<Request*> who;
   for (auto& rp : running_) {
     Request& r = *rp;
     if (r.planned == 0) continue;
+    if (!r.guesses.empty()) {
+      entries.push_back({&*r.session, r.batch, Logits::kAll});
+      who.push_back(&r);
+      continue;
+    }
     const bool to_end = r.planned == r.remaining();
     entries.push_back(
         {&*r.session, std::span(r.tokens).subspan(r.n_past(), r.planned), to_end ? Logits::kLast : Logits::kNone});
@@ -392,6 +492,10 @@ bool Scheduler::step() {
   for (std::size_t e = 0; e < entries.size(); ++e) {
     Request& r = *who[e];
     r.planned = 0;
+    if (entries[e].logits == Logits::kAll) {
+      on_guess_rows(r, r.session->logits());
+      continue;
+    }
     publish_blocks(r);
     if (entries[e].logits == Logits::kLast) {
       on_logits(r, r.session ? r.session->logits() : std::span<const float>{});

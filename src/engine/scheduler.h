@@ -19,6 +19,14 @@
 // - Prefix caching: every full block of known tokens is published under the hash chain of its
 //   tokens; a new request attaches the leading cached blocks of its prompt and computes only the
 //   rest (at least its last token).
+// - Speculation (prompt lookup, RequestParams::lookup): after every other entry has its tokens, a
+//   decoding request that asked for it appends up to k guesses from its own text (sample/
+//   ngram_lookup.h) to its one token, as far as the step's leftover budget and free blocks allow
+//   (guesses never preempt anyone and never take a prompt chunk's place). The step returns a logits
+//   row per guess; each row is sampled in order exactly as a plain decode would sample it, a guess
+//   is kept while it equals the token sampled before it, and the cache is cut back to the kept
+//   ones. With the default batch-invariant numerics the tokens are therefore the plain decode's,
+//   greedy or seeded; k adapts to the request's recent acceptance.
 // - Cancellation frees the request's blocks at the next step.
 //
 // Thread safety: submit() and cancel() may be called from any thread; step() from one thread at a
@@ -77,7 +85,17 @@ struct RequestParams {
   // -1: no log-probabilities; 0..kMaxTopLogprobs: each event carries the sampled token's
   // log-probability and that many most likely tokens with theirs.
   int logprobs = -1;
+  // Speculative decoding by prompt lookup (a wisp extension): ngram_max 0 is off; otherwise up to
+  // draft_max guesses per step, the tokens that followed the latest earlier occurrence of the
+  // text's final ngram_max..ngram_min tokens.
+  struct Lookup {
+    std::size_t ngram_max = 0;
+    std::size_t ngram_min = 2;  // clamped to ngram_max
+    std::size_t draft_max = 8;
+  } lookup;
 };
+
+inline constexpr std::size_t kMaxLookup = 64;  // most n-gram length and guesses per step
 
 // What step() reports to a request's callback: each sampled token exactly once, with the text it
 // released (complete UTF-8, never a part of a stop string); the last event has finished set, the
@@ -91,6 +109,8 @@ struct RequestEvent {
   std::size_t n_prompt = 0;     // prompt tokens
   std::size_t n_cached = 0;     // of them served from the prefix cache (at first admission)
   std::size_t n_generated = 0;  // tokens generated so far
+  std::size_t n_drafted = 0;    // prompt-lookup guesses verified so far
+  std::size_t n_accepted = 0;   // of them kept
   // With RequestParams::logprobs >= 0, for a sampled token (token >= 0): its log-probability and
   // the most likely tokens, most likely first (valid during the callback).
   bool has_logprob = false;
@@ -118,6 +138,8 @@ struct SchedulerStats {
   std::uint64_t prefix_hits = 0;     // of them found
   std::uint64_t finished = 0;
   std::size_t max_running_seen = 0;  // most requests running in one step so far
+  std::uint64_t spec_drafted = 0;    // prompt-lookup guesses verified
+  std::uint64_t spec_accepted = 0;   // of them kept
 };
 
 class Scheduler {
@@ -156,6 +178,12 @@ class Scheduler {
   void preempt_newest();
   void publish_blocks(Request& r);
   void on_logits(Request& r, std::span<const float> logits);
+  // The rest of on_logits once `tok` is sampled: records, emits or finishes; false when finished.
+  bool on_token(Request& r, std::span<const float> logits, TokenId tok);
+  // Appends prompt-lookup guesses to r's planned decode within `budget` and the free blocks.
+  void plan_guesses(Request& r, std::size_t& budget, std::size_t& committed);
+  // Samples each row of a speculating request's step, keeping guesses while they match.
+  void on_guess_rows(Request& r, std::span<const float> rows);
   std::size_t blocks_still_needed(const Request& r) const;
   void refresh_snapshot();  // copies the step thread's counters to what stats() returns
 
