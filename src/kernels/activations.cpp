@@ -54,7 +54,14 @@ float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x)));
 }
 
-void silu_mul(const float* gate, const float* up, float* out, std::int64_t n) {
+void silu_mul(const float* gate, const float* up, float* out, std::int64_t n, ggml::Simd isa) {
+  if (isa == ggml::Simd::kAvx2) {
+    // ggml's AVX2 swiglu: its vector exp for whole groups of 8, libm's for the tail.
+    const std::int64_t simd = n - n % 8;
+    for (std::int64_t i = 0; i < simd; ++i) out[i] = ggml::silu_avx2(gate[i]) * up[i];
+    for (std::int64_t i = simd; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    return;
+  }
   // ggml's AVX-512 swiglu: its vector exp for whole groups of 16, libm's for the tail.
   const std::int64_t simd = n - n % 16;
 #if defined(__AVX512F__)
@@ -117,14 +124,22 @@ void scale(float* x, std::int64_t n, float s) { vec::mul_scale(x, s, x, n); }
 
 void add(const float* x, float* y, std::int64_t n) { vec::add_to(x, y, n); }
 
-void softmax(float* x, std::int64_t n) {
+void softmax(float* x, std::int64_t n, ggml::Simd isa) {
   float max = -std::numeric_limits<float>::infinity();
   for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
-  // ggml_vec_soft_max_f32 (AVX-512): groups of 16 through the vector exp, each group summed by
-  // the 16-lane reduction and added to a double; the tail through libm's expf.
   double sum = 0.0;
   std::int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  if (isa == ggml::Simd::kAvx2) {
+    // ggml_vec_soft_max_f32 (AVX2): groups of 8 through its vector exp, each group folded as
+    // hsum8 (high half onto low, then 2, then 1) and added to a double.
+    for (; i + 8 <= n; i += 8) {
+      for (int l = 0; l < 8; ++l) x[i + l] = ggml::expf_avx2(x[i + l] - max);
+      sum += static_cast<double>(ggml::hsum8(x + i));
+    }
+  }
+  // ggml_vec_soft_max_f32 (AVX-512): groups of 16 through the vector exp, each group summed by
+  // the 16-lane reduction and added to a double; the tail through libm's expf.
+  for (; isa == ggml::Simd::kAvx512 && i + 16 <= n; i += 16) {
 #if defined(__AVX512F__)
     const __m512 e = expf16(_mm512_sub_ps(_mm512_loadu_ps(x + i), _mm512_set1_ps(max)));
     _mm512_storeu_ps(x + i, e);

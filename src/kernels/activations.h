@@ -3,11 +3,13 @@
 
 #include <cstdint>
 
+#include "kernels/ggml_order.h"
+
 namespace wisp::kernels {
 
-// out = silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector exp (ggml_order.h).
-// out may alias gate or up.
-void silu_mul(const float* gate, const float* up, float* out, std::int64_t n);
+// out = silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector exp (ggml_order.h) of the
+// `isa` build: whole vectors through it, the tail through libm. out may alias gate or up.
+void silu_mul(const float* gate, const float* up, float* out, std::int64_t n, ggml::Simd isa = ggml::Simd::kAvx512);
 
 // out = gelu_tanh(gate) * up (GeGLU). ggml evaluates gelu through a table indexed by the input
 // rounded to half precision, and stores the table in half precision; this reproduces that exactly
@@ -26,8 +28,9 @@ void scale(float* x, std::int64_t n, float s);
 void add(const float* x, float* y, std::int64_t n);
 
 // In-place softmax of n values in ggml's order: max-subtracted exponentials (ggml's vector exp)
-// summed per group of 16, the group sums added in double, then everything scaled by the float
-// reciprocal of the sum. Index 0 starts a group: pass whole KV rows (masked entries as -inf).
-void softmax(float* x, std::int64_t n);
+// summed per group of 16 (AVX-512 build) or 8 (AVX2), the group sums added in double, the tail
+// through libm, then everything scaled by the float reciprocal of the sum. Index 0 starts a
+// group: pass whole KV rows (masked entries as -inf).
+void softmax(float* x, std::int64_t n, ggml::Simd isa = ggml::Simd::kAvx512);
 
 }  // namespace wisp::kernels
