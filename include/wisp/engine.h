@@ -63,6 +63,10 @@ struct EngineOptions {
   // llama.cpp's batch-dependent float orders (see above): logits equal llama.cpp's for one
   // sequence; not batch-invariant.
   bool exact = false;
+  // Which x86 build of llama.cpp `exact` reproduces: "auto" (the one llama.cpp builds for this
+  // CPU: "avx512" where it has AVX-512F, else "avx2"), "avx512" or "avx2". ggml's float sums and
+  // exp differ between the two builds in the last bits (src/kernels/ggml_order.h).
+  std::string exact_isa = "auto";
   // Tokens per forward pass at most (1 to 512); Session::eval splits longer inputs.
   std::size_t max_step_tokens = 512;
   // Commit the KV pool's memory at creation (write it once) instead of page by page as sequences

@@ -39,7 +39,8 @@ struct SessionOptions {
   std::string kv_type = "f16";
   bool kv_f16_rounding = true;
   bool exact = false;
-  std::string device = "auto";  // EngineOptions::device
+  std::string exact_isa = "auto";  // EngineOptions::exact_isa
+  std::string device = "auto";     // EngineOptions::device
 };
 
 class Session {

@@ -6,6 +6,7 @@
 #include <thread>
 #include <string>
 
+#include "core/cpu_features.h"
 #include "model/cpu_backend.h"
 #include "wisp/error.h"
 #if defined(WISP_HAVE_CUDA)
@@ -18,7 +19,10 @@ namespace {
 
 BackendChoice cpu(const EngineOptions& opts) {
   const auto order = opts.exact ? kernels::DotOrder::kGgml : kernels::DotOrder::kBatchInvariant;
-  return {model::make_cpu_backend(opts.n_threads, order), "cpu"};
+  // The default numerics keep the AVX-512 build's element-wise kernels on every host (they are
+  // batch-invariant as they are); only --exact follows the host's build.
+  const auto isa = opts.exact ? exact_simd(opts) : kernels::ggml::Simd::kAvx512;
+  return {model::make_cpu_backend(opts.n_threads, order, isa), "cpu"};
 }
 
 // -1 for "cuda" (the first device), N for "cuda:N"; throws for anything else that starts with "cuda".
@@ -35,6 +39,15 @@ int cuda_index(const std::string& name) {
 }
 
 }  // namespace
+
+kernels::ggml::Simd exact_simd(const EngineOptions& opts) {
+  const std::string& name = opts.exact_isa;
+  if (name == "avx512") return kernels::ggml::Simd::kAvx512;
+  if (name == "avx2") return kernels::ggml::Simd::kAvx2;
+  if (!name.empty() && name != "auto") throw Error("exact_isa '" + name + "': expected auto, avx512 or avx2");
+  // ggml's native x86 build takes its AVX-512 paths where the compiler targets AVX-512F.
+  return detect_cpu_features().avx512f ? kernels::ggml::Simd::kAvx512 : kernels::ggml::Simd::kAvx2;
+}
 
 BackendChoice choose_backend(const ModelState& model, const EngineOptions& opts, std::size_t reserve_bytes) {
   const std::string& name = opts.device;

@@ -19,6 +19,7 @@ std::shared_ptr<Engine> own_engine(std::shared_ptr<const Model> model, const Ses
   eo.kv_type = opts.kv_type;
   eo.kv_f16_rounding = opts.kv_f16_rounding;
   eo.exact = opts.exact;
+  eo.exact_isa = opts.exact_isa;
   eo.device = opts.device;
   return Engine::create(std::move(model), eo);
 }

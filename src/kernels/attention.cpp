@@ -78,6 +78,42 @@ float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
   return static_cast<float>(sum);
 }
 
+// The same two products in the AVX2 build of ggml (8-lane vectors).
+//
+// Batched (tinyBLAS<8, __m256>, n % 8 == 0): one 8-lane FMA accumulator, element i in lane i % 8,
+// folded by hsum8.
+float dot_f16_gemm_avx2(const float* a, const float* b, std::int64_t n) {
+  float acc[8] = {};
+  for (std::int64_t i = 0; i < n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(a[i + l], b[i + l], acc[l]);
+  }
+  return ggml::hsum8(acc);
+}
+
+// One token (ggml_vec_dot_f16 on AVX2/F16C): four 8-lane accumulators over steps of 32, element i
+// in accumulator (i / 8) % 4, lane i % 8; folded 0+2, 1+3, then 0+1, reduced by GGML_F32x8_REDUCE
+// (hadd8) into a double; the elements past the last whole step are added in double one by one.
+float dot_f16_vec_avx2(const float* a, const float* b, std::int64_t n) {
+  const std::int64_t np = n - n % 32;
+  float acc[4][8] = {};
+  for (std::int64_t i = 0; i < np; i += 32) {
+    for (int j = 0; j < 4; ++j) {
+      for (int l = 0; l < 8; ++l) {
+        const std::int64_t e = i + 8 * j + l;
+        acc[j][l] = std::fma(a[e], b[e], acc[j][l]);
+      }
+    }
+  }
+  for (int l = 0; l < 8; ++l) {
+    acc[0][l] += acc[2][l];
+    acc[1][l] += acc[3][l];
+  }
+  for (int l = 0; l < 8; ++l) acc[0][l] += acc[1][l];
+  double sum = ggml::hadd8(acc[0]);
+  for (std::int64_t e = np; e < n; ++e) sum += static_cast<double>(a[e] * b[e]);
+  return static_cast<float>(sum);
+}
+
 // row[i] = fma(v[i], w, row[i]) for i < d: one position's term added to one lane of every output.
 inline void axpy_lane(const float* v, float w, float* row, std::int64_t d) { vec::fma_scalar(v, w, row, d); }
 
@@ -89,6 +125,16 @@ void reduce16_rows(const float* acc, std::int64_t d, float* out) {
     for (int l = 0; l < 8; ++l) t[l] = acc[(8 + l) * d + i] + acc[l * d + i];
     const float u0 = t[4] + t[0], u1 = t[5] + t[1], u2 = t[6] + t[2], u3 = t[7] + t[3];
     out[i] = (u0 + u2) + (u1 + u3);
+  }
+}
+
+// The 8-lane folds of the AVX2 build, row-wise as reduce16_rows: hsum8 (tinyBLAS) and hadd8
+// (the one-token dot's GGML_F32x8_REDUCE).
+void fold8_rows(const float* acc, std::int64_t d, bool hadd, float* out) {
+  for (std::int64_t i = 0; i < d; ++i) {
+    float t[8];
+    for (int l = 0; l < 8; ++l) t[l] = acc[l * d + i];
+    out[i] = hadd ? ggml::hadd8(t) : ggml::hsum8(t);
   }
 }
 
@@ -129,14 +175,16 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
   const std::int64_t cap = static_cast<std::int64_t>(s.scores.size()) / nh;
   std::copy_n(q_in, nh * d, s.q.data());
   if (p.round_f16) round_to_f16_row(s.q.data(), nh * d);
-  const bool gemm_qk = batched && d % 16 == 0;
+  const bool avx2 = p.isa == ggml::Simd::kAvx2;
+  const bool gemm_qk = batched && d % (avx2 ? 8 : 16) == 0;
+  const auto qk_dot = gemm_qk ? (avx2 ? dot_f16_gemm_avx2 : dot_f16_gemm) : (avx2 ? dot_f16_vec_avx2 : dot_f16_vec);
 
   for (int g = 0; g < nh; ++g) std::fill_n(s.scores.data() + g * cap, lo, -std::numeric_limits<float>::infinity());
   for (std::int64_t t = lo; t <= pos; ++t) {
     const float* k = rows.key(t, kv_head, s.row.data());
     for (int g = 0; g < nh; ++g) {
       const float* qg = s.q.data() + g * d;
-      const float dot = gemm_qk ? dot_f16_gemm(k, qg, d) : dot_f16_vec(k, qg, d);
+      const float dot = qk_dot(k, qg, d);
       s.scores[static_cast<std::size_t>(g * cap + t)] = dot * p.kq_scale;
     }
   }
@@ -148,7 +196,7 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
     // through the vector exp. Padding to 64 reproduces that (and the whole 64-steps of the
     // one-token dot).
     std::fill(sc + n, sc + padded, -std::numeric_limits<float>::infinity());
-    softmax(sc, padded);
+    softmax(sc, padded, p.isa);
     float* pr = s.probs.data() + g * cap;
     std::copy_n(sc, padded, pr);
     if (p.round_f16) round_to_f16_row(pr, padded);
@@ -156,11 +204,11 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
 
   // out[i] = sum_t probs[t] * v[t][i], in the lanes of the same two dot orders: the batched order
   // puts position t in lane t % 16, the one-token order in accumulator (t / 16) % 4, lane t % 16,
-  // i.e. lane t % 64 of 64. Lanes are kept as rows of d outputs (acc[lane * d + i]) so that one
-  // position's term is a contiguous FMA over its V row; each lane still sees its terms in
-  // position order. The padding and the masked positions have probability 0 and would add exact
-  // zeros: skipped.
-  const std::int64_t lanes = batched ? 16 : 64;
+  // i.e. lane t % 64 of 64 (AVX2: lane t % 8, and lane t % 32 of the 4 x 8). Lanes are kept as
+  // rows of d outputs (acc[lane * d + i]) so that one position's term is a contiguous FMA over its
+  // V row; each lane still sees its terms in position order. The padding and the masked positions
+  // have probability 0 and would add exact zeros: skipped.
+  const std::int64_t lanes = avx2 ? (batched ? 8 : 32) : (batched ? 16 : 64);
   std::fill_n(s.acc.data(), nh * lanes * d, 0.0f);
   for (std::int64_t t = lo; t <= pos; ++t) {
     const float* v = rows.value(t, kv_head, s.row.data());
@@ -170,6 +218,18 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
   }
   for (int g = 0; g < nh; ++g) {
     float* a = s.acc.data() + g * lanes * d;
+    if (avx2) {
+      if (!batched) {
+        // Fold the four accumulators of 8 lanes: 0 += 2, 1 += 3, then 0 += 1.
+        for (std::int64_t i = 0; i < 8 * d; ++i) {
+          a[i] += a[16 * d + i];
+          a[8 * d + i] += a[24 * d + i];
+        }
+        for (std::int64_t i = 0; i < 8 * d; ++i) a[i] += a[8 * d + i];
+      }
+      fold8_rows(a, d, !batched, out + g * d);
+      continue;
+    }
     if (!batched) {
       // Fold the four accumulators of 16 lanes: 0 += 2, 1 += 3, then 0 += 1.
       for (std::int64_t i = 0; i < 16 * d; ++i) {

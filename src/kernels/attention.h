@@ -18,6 +18,7 @@
 #include <span>
 
 #include "core/thread_pool.h"
+#include "kernels/ggml_order.h"
 
 namespace wisp::kernels {
 
@@ -56,6 +57,8 @@ struct AttentionParams {
   // Every query in the one-token (vec_dot) order, whatever the batch: its output then depends only
   // on its own row and cache. False: ggml's choice (tinyBLAS's order for batches of 2+ tokens).
   bool batch_invariant = false;
+  // Which x86 build of ggml the dot lanes, softmax and exp follow (ggml_order.h).
+  ggml::Simd isa = ggml::Simd::kAvx512;
 };
 
 // One sequence's run of query tokens in a batched call: token t (t < n_tok) at position

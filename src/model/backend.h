@@ -80,6 +80,10 @@ class Backend {
   }
 
   virtual ActBuffer alloc(std::int64_t rows, std::int64_t cols) = 0;
+
+  // The x86 build of ggml whose float kernels this backend reproduces (ggml_order.h), for the
+  // host-side steps the model computes itself (the MoE router's softmax).
+  virtual kernels::ggml::Simd ggml_isa() const { return kernels::ggml::Simd::kAvx512; }
   // Copies row r of x to host memory (out.size() == x.cols).
   virtual void read_row(Act x, std::int64_t r, std::span<float> out) = 0;
 

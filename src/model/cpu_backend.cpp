@@ -21,8 +21,10 @@ void free_floats(float* p) { delete[] p; }
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int n_threads, kernels::DotOrder order)
-      : threads_(n_threads > 0 ? n_threads : default_threads()), pool_(threads_), order_(order) {}
+  CpuBackend(int n_threads, kernels::DotOrder order, kernels::ggml::Simd isa)
+      : threads_(n_threads > 0 ? n_threads : default_threads()), pool_(threads_), order_(order), isa_(isa) {}
+
+  kernels::ggml::Simd ggml_isa() const override { return isa_; }
 
   ActBuffer alloc(std::int64_t rows, std::int64_t cols) override {
     return ActBuffer(new float[static_cast<std::size_t>(rows * cols)](), free_floats, rows, cols);
@@ -85,7 +87,7 @@ class CpuBackend final : public Backend {
     pool_.parallel_for(gate.rows, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t r = b; r < e; ++r) {
         if (act == FfnAct::kSilu) {
-          kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
+          kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols, isa_);
         } else {
           kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
         }
@@ -140,7 +142,10 @@ class CpuBackend final : public Backend {
   }
 
   void attention(const KvPool& pool, const StepBatch& batch, std::uint32_t layer, Act q,
-                 const kernels::AttentionParams& p, Act out) override {
+                 const kernels::AttentionParams& params, Act out) override {
+    // The softmax's exp and the dot lanes of this backend's ggml build (kAvx512 unless exact).
+    kernels::AttentionParams p = params;
+    p.isa = isa_;
     const KvLayout& lay = pool.layout();
     const std::span<const SeqRun> runs = batch.runs();
     // Every run's block pointers first (the segments' spans point into these vectors), then one
@@ -209,6 +214,7 @@ class CpuBackend final : public Backend {
   int threads_;
   ThreadPool pool_;  // persistent workers for every parallel op (core/thread_pool.h)
   kernels::DotOrder order_;
+  kernels::ggml::Simd isa_;
   kernels::MatmulScratch scratch_;
   std::vector<float> kbuf_, vbuf_, rope_table_, wsum_buf_;
   std::vector<const float*> kblocks_, vblocks_;
@@ -219,8 +225,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int n_threads, kernels::DotOrder order) {
-  return std::make_unique<CpuBackend>(n_threads, order);
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, kernels::DotOrder order, kernels::ggml::Simd isa) {
+  return std::make_unique<CpuBackend>(n_threads, order, isa);
 }
 
 }  // namespace wisp::model

@@ -9,6 +9,7 @@ class ObservingBackend final : public Backend {
   ObservingBackend(Backend& inner, MatmulObserver& obs) : in_(inner), obs_(obs) {}
 
   ActBuffer alloc(std::int64_t rows, std::int64_t cols) override { return in_.alloc(rows, cols); }
+  kernels::ggml::Simd ggml_isa() const override { return in_.ggml_isa(); }
   void read_row(Act x, std::int64_t r, std::span<float> out) override { in_.read_row(x, r, out); }
   void embed(const kernels::MatrixView& table, std::span<const std::int32_t> tokens, Act out) override {
     in_.embed(table, tokens, out);

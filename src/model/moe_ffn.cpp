@@ -27,7 +27,7 @@ void MoeFfn::route(Act logits, std::int64_t n) {
   std::vector<std::int32_t> idx(static_cast<std::size_t>(n_exp));
   for (std::int64_t t = 0; t < n; ++t) {
     be_.read_row(logits, t, row_);
-    kernels::softmax(row_.data(), n_exp);
+    kernels::softmax(row_.data(), n_exp, be_.ggml_isa());
     // Largest first; equal probabilities keep the lower expert id first.
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) { return row_[a] > row_[b]; });
