@@ -31,7 +31,8 @@ The tiny models have a synthetic vocabulary, so their inputs are seeded random t
 
 Usage:  python3 scripts/gen_golden_logits.py [--models-dir models] [--only NAME ...]
 Needs:  llama-cpp-python, gguf, numpy. Deterministic: rerunning rewrites identical files (given
-        the same llama.cpp build; logits may differ in the last bits across builds/CPUs).
+        the same llama.cpp build; logits differ in the last bits between AVX-512 and AVX2 builds,
+        so each file records its build's "ggml_isa" and the tests run wisp's exact numerics in it).
 """
 from __future__ import annotations
 
@@ -66,6 +67,16 @@ def load(path: Path):
     from llama_cpp import Llama
 
     return Llama(model_path=str(path), n_ctx=N_CTX, logits_all=True, n_threads=2, verbose=False, seed=0)
+
+
+def ggml_isa() -> str:
+    """The x86 build of libggml-cpu that computes the goldens: its float sums and exp differ
+    between AVX-512 and AVX2 builds in the last bits, so wisp's exact numerics are told which one
+    to reproduce (EngineOptions::exact_isa)."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode()
+    return "avx512" if "AVX512 = 1" in info else "avx2"
 
 
 def is_eog(llm, tok: int) -> bool:
@@ -109,6 +120,7 @@ def record(name: str, model_path: Path, model_ref: str, text_tokens: list[int], 
     n_vocab = logits.shape[1]
     golden = {
         "generator": "scripts/gen_golden_logits.py",
+        "ggml_isa": ggml_isa(),
         "model": model_ref,
         "n_vocab": int(n_vocab),
         "tokens": [int(t) for t in text_tokens],

@@ -23,6 +23,9 @@ struct GoldenContinuation {
 
 struct GoldenLogits {
   std::string model_path;  // absolute
+  // The x86 build of llama.cpp that made them, "avx512" or "avx2": the EngineOptions::exact_isa
+  // whose numerics reproduce its bits.
+  std::string ggml_isa;
   std::int64_t n_vocab = 0;
   std::vector<std::int32_t> tokens;
   std::vector<std::int32_t> argmax;
@@ -39,6 +42,7 @@ inline GoldenLogits load_golden_logits(const std::string& name) {
   const auto j = nlohmann::json::parse(in);
   GoldenLogits g;
   g.model_path = std::string(WISP_SOURCE_DIR) + "/" + j.at("model").get<std::string>();
+  g.ggml_isa = j.at("ggml_isa").get<std::string>();
   g.n_vocab = j.at("n_vocab").get<std::int64_t>();
   g.tokens = j.at("tokens").get<std::vector<std::int32_t>>();
   g.argmax = j.at("argmax").get<std::vector<std::int32_t>>();
