@@ -44,15 +44,9 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
 
   // Attention block (olmo2 has no norm before it: the projections read x itself).
   const Act in = hp_.pre_norms ? h : x;
-  if (hp_.pre_norms) {
-    be_.rmsnorm(x, w.attn_norm, eps, h);
-    observe("attn_norm", il, h);
-  }
+  if (hp_.pre_norms) be_.rmsnorm(x, w.attn_norm, eps, h);
   const Backend::MatmulTarget qkv[] = {{&w.wq, q, w.bq}, {&w.wk, k, w.bk}, {&w.wv, v, w.bv}};
   be_.matmul_group(in, qkv);
-  observe("Qcur", il, q);
-  observe("Kcur", il, k);
-  observe("Vcur", il, v);
   if (hp_.qk_norm) {
     // Per head (gemma3, qwen3), or over each token's whole q and k rows (olmo2).
     const Act qn = hp_.qk_norm_whole ? q : q.reshape_cols(hp_.head_dim);
@@ -78,8 +72,6 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
     be_.rope(k, hp_.head_dim, batch.positions(), rp);
   }
   if (hp_.q_scale != 0.0f) be_.scale(q, hp_.q_scale);
-  observe("Qrope", il, q);
-  observe("Krope", il, k);
 
   be_.store_kv(pool, batch, static_cast<std::uint32_t>(il), k, v, num_);
   kernels::AttentionParams ap;
@@ -91,40 +83,25 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
   ap.round_f16 = num_.round_f16;
   ap.batch_invariant = num_.batch_invariant;
   be_.attention(pool, batch, static_cast<std::uint32_t>(il), q, ap, att);
-  observe("kqv_out", il, att);
   be_.matmul(w.wo, att, o, w.bo);
-  observe("attn_out", il, o);
-  if (hp_.post_norms) {
-    be_.rmsnorm(o, w.post_attn_norm, eps, o);
-    observe("attn_post_norm", il, o);
-  }
+  if (hp_.post_norms) be_.rmsnorm(o, w.post_attn_norm, eps, o);
   if (hp_.residual_scale != 0.0f) be_.scale(o, hp_.residual_scale);
   be_.add(o, x);
-  observe("ffn_inp", il, x);
 
   // Feed-forward block.
   const Act ffn_in = hp_.pre_norms ? h : x;
-  if (hp_.pre_norms) {
-    be_.rmsnorm(x, w.ffn_norm, eps, h);
-    observe("ffn_norm", il, h);
-  }
+  if (hp_.pre_norms) be_.rmsnorm(x, w.ffn_norm, eps, h);
   if (hp_.is_moe()) {
     moe_.forward(w, ffn_in, o);
-    observe("ffn_moe_out", il, o);
   } else {
     const Backend::MatmulTarget gate_up[] = {{&w.gate, gate, nullptr}, {&w.up, up, nullptr}};
     be_.matmul_group(ffn_in, gate_up);
-    observe("ffn_gate", il, gate);
-    observe("ffn_up", il, up);
     be_.glu(hp_.ffn_act, gate, up, gate);
-    observe("ffn_glu", il, gate);
     be_.matmul(w.down, gate, o);
-    observe("ffn_out", il, o);
   }
   if (hp_.post_norms) be_.rmsnorm(o, w.post_ffn_norm, eps, o);
   if (hp_.residual_scale != 0.0f) be_.scale(o, hp_.residual_scale);
   be_.add(o, x);
-  observe("l_out", il, x);
 }
 
 void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const std::int32_t> tokens,
@@ -153,7 +130,6 @@ void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const 
   const Act x = x_.view().rows_from(0, n);
   be_.embed(m_.weights.tok_embd, tokens, x);
   if (hp_.embed_scale != 0.0f) be_.scale(x, hp_.embed_scale);
-  observe("inp_embd", -1, x);
   for (std::int64_t il = 0; il < hp_.n_layer; ++il) layer(pool, batch, il);
   if (n_out == 0) return;
 
@@ -166,10 +142,8 @@ void Transformer::forward(KvPool& pool, const StepBatch& batch, std::span<const 
   const Act ho = h_.view().rows_from(0, n_out);
   const Act out = logits_.view().rows_from(0, n_out);
   be_.rmsnorm(xo, m_.weights.output_norm, hp_.rms_eps, ho);
-  observe("result_norm", -1, ho);
   be_.matmul(m_.weights.output, ho, out, m_.weights.output_bias);
   if (hp_.logit_mult != 0.0f) be_.scale(out, hp_.logit_mult);
-  observe("result_output", -1, out);
   if (hp_.final_logit_softcap != 0.0f) be_.softcap(out, hp_.final_logit_softcap);
   for (std::int64_t r = 0; r < n_out; ++r) {
     be_.read_row(out, r,

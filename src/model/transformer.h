@@ -14,9 +14,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
-#include <string_view>
 
 #include "kv/kv_pool.h"
 #include "model/backend.h"
@@ -39,18 +37,9 @@ class Transformer {
   void forward(KvPool& pool, const StepBatch& batch, std::span<const std::int32_t> tokens,
                std::span<const std::int64_t> logit_rows, std::span<float> logits);
 
-  // Debugging hook: called with every intermediate result (named as llama.cpp's graph names them:
-  // "attn_norm", "Qcur", "kqv_out", "ffn_inp", "l_out", ...; layer -1 outside the layers), so a
-  // divergence from another implementation can be traced to the first op that differs.
-  using Observer = std::function<void(std::string_view name, std::int64_t layer, Act value)>;
-  void set_observer(Observer obs) { observer_ = std::move(obs); }
-
  private:
   void reserve(std::int64_t n_tok, std::int64_t n_out);
   void layer(KvPool& pool, const StepBatch& batch, std::int64_t il);
-  void observe(std::string_view name, std::int64_t il, Act x) const {
-    if (observer_) observer_(name, il, x);
-  }
 
   const detail::ModelState& m_;
   const HParams& hp_;
@@ -60,7 +49,6 @@ class Transformer {
   std::int64_t cap_out_ = 0;
   ActBuffer x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_;
   MoeFfn moe_;  // the FFN of MoE architectures
-  Observer observer_;
 };
 
 }  // namespace wisp::model
