@@ -53,8 +53,9 @@ void set_counters(benchmark::State& st, Shape s) {
 void BM_IntegerGemm(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
   wisp::kernels::MatmulScratch scratch;
+  wisp::ThreadPool pool(1);  // one thread, as the OpenBLAS side below
   for (auto _ : st) {
-    wisp::kernels::matmul(f.view, f.x.data(), s.cols, kTokens, f.y.data(), s.rows, scratch, 1);
+    wisp::kernels::matmul(f.view, f.x.data(), s.cols, kTokens, f.y.data(), s.rows, scratch, pool);
     benchmark::DoNotOptimize(f.y.data());
   }
   set_counters(st, s);

@@ -209,13 +209,6 @@ void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_
   });
 }
 
-auto omp_for_each(int n_threads) {
-  return [threads = std::max(1, n_threads)](std::int64_t n, bool enabled, auto&& body) {
-#pragma omp parallel for num_threads(threads) schedule(static) if (enabled && threads > 1)
-    for (std::int64_t i = 0; i < n; ++i) body(i);
-  };
-}
-
 auto pool_for_each(ThreadPool& pool) {
   return [&pool](std::int64_t n, bool enabled, auto&& body) {
     if (!enabled) {
@@ -229,12 +222,6 @@ auto pool_for_each(ThreadPool& pool) {
 }
 
 }  // namespace
-
-void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads, DotOrder order) {
-  const MatmulOutput out{&w, y, y_stride};
-  matmul_impl(std::span(&out, 1), x, x_stride, n_tok, scratch, order, omp_for_each(n_threads));
-}
 
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
             std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool, DotOrder order) {

@@ -6,8 +6,8 @@
 // expanded to f32. Which dot function (float order) runs follows ggml: it can depend on the batch
 // size, the matrix's row count and the token's place in the batch (DotKernel::select), unless the
 // caller asks for DotOrder::kBatchInvariant (one order for every token, whatever the batch). Rows are
-// split across threads (OpenMP, or a ThreadPool); each output is computed by exactly one thread in a fixed order,
-// so results do not depend on the thread count.
+// split across the threads of a ThreadPool (core/thread_pool.h, the forward pass's pool); each output
+// is computed by exactly one thread in a fixed order, so results do not depend on the thread count.
 #pragma once
 
 #include <cstddef>
@@ -49,13 +49,9 @@ class MatmulScratch {
   std::vector<std::uint8_t> buf_;
 };
 
-// y[t * y_stride + r] = dot(row r of w, x[t * x_stride ...]) for r < w.n_rows, t < n_tok.
-// Throws wisp::Error when w's type has no dot kernel or n_cols is not a multiple of its
-// activation block size. n_threads <= 1 runs on the calling thread.
-void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
-            std::int64_t y_stride, MatmulScratch& scratch, int n_threads, DotOrder order = DotOrder::kGgml);
-
-// The same on a persistent pool (what the model uses: see core/thread_pool.h for why).
+// y[t * y_stride + r] = dot(row r of w, x[t * x_stride ...]) for r < w.n_rows, t < n_tok, on the
+// threads of `pool` (a pool of one runs on the calling thread). Throws wisp::Error when w's type
+// has no dot kernel or n_cols is not a multiple of its activation block size.
 void matmul(const MatrixView& w, const float* x, std::int64_t x_stride, std::int64_t n_tok, float* y,
             std::int64_t y_stride, MatmulScratch& scratch, ThreadPool& pool, DotOrder order = DotOrder::kGgml);
 

@@ -182,7 +182,8 @@ TEST(Matmul, AppliesThePerTokenChoice) {
     x[7] = -2.0f;
     std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
     kernels::MatmulScratch scratch;
-    kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 2);
+    ThreadPool pool(2);
+    kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, pool);
     const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
     for (std::int64_t t = 0; t < n_tok; ++t) {
       const ActFormat f = k->act_for(rows, n_tok, t);
@@ -212,9 +213,10 @@ TEST(Matmul, BatchInvariantOrderIsOneFunctionForEveryToken) {
     std::vector<float> x(static_cast<std::size_t>(max_tok * cols));
     for (auto& v : x) v = normal(rng);
     kernels::MatmulScratch scratch;
+    ThreadPool pool(2);
     for (std::int64_t n_tok : {1, 3, 4, 9}) {
       std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
-      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 2, kernels::DotOrder::kBatchInvariant);
+      kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, pool, kernels::DotOrder::kBatchInvariant);
       for (std::int64_t t = 0; t < n_tok; ++t) {
         const ActFormat f = k->act_for(rows, n_tok, t, kernels::DotOrder::kBatchInvariant);
         const kernels::DotFn dot = k->select(rows, n_tok, t, kernels::DotOrder::kBatchInvariant);
@@ -244,11 +246,12 @@ TEST(Matmul, ResultDoesNotDependOnThreadCountOrBatch) {
   for (auto& v : x) v = normal(rng);
   kernels::MatmulScratch scratch;
   std::vector<float> y1(static_cast<std::size_t>(n_tok * rows)), y4(y1.size()), single(static_cast<std::size_t>(rows));
-  kernels::matmul(w, x.data(), cols, n_tok, y1.data(), rows, scratch, 1);
-  kernels::matmul(w, x.data(), cols, n_tok, y4.data(), rows, scratch, 4);
+  ThreadPool one(1), two(2), four(4);
+  kernels::matmul(w, x.data(), cols, n_tok, y1.data(), rows, scratch, one);
+  kernels::matmul(w, x.data(), cols, n_tok, y4.data(), rows, scratch, four);
   EXPECT_EQ(y1, y4);
   for (std::int64_t t = 0; t < n_tok; ++t) {
-    kernels::matmul(w, x.data() + t * cols, cols, 1, single.data(), rows, scratch, 2);
+    kernels::matmul(w, x.data() + t * cols, cols, 1, single.data(), rows, scratch, two);
     for (std::int64_t r = 0; r < rows; ++r) ASSERT_EQ(single[r], y1[t * rows + r]);
   }
 }
@@ -261,9 +264,10 @@ TEST(Matmul, StridedInputAndOutput) {
                               block_type(GgmlType::kQ8_0).row_bytes(cols)};
   std::vector<float> x(2 * 100, 0.5f), y(2 * 20, -1.0f), ref(2 * rows);
   kernels::MatmulScratch scratch;
-  kernels::matmul(w, x.data(), 100, 2, y.data(), 20, scratch, 1);
+  ThreadPool pool(1);
+  kernels::matmul(w, x.data(), 100, 2, y.data(), 20, scratch, pool);
   std::vector<float> xc(2 * cols, 0.5f);
-  kernels::matmul(w, xc.data(), cols, 2, ref.data(), rows, scratch, 1);
+  kernels::matmul(w, xc.data(), cols, 2, ref.data(), rows, scratch, pool);
   for (int t = 0; t < 2; ++t) {
     for (int r = 0; r < rows; ++r) EXPECT_EQ(y[t * 20 + r], ref[t * rows + r]);
     for (int r = rows; r < 20; ++r) EXPECT_EQ(y[t * 20 + r], -1.0f);  // untouched past n_rows
@@ -274,11 +278,12 @@ TEST(Matmul, RejectsTypesWithoutKernelAndRaggedRows) {
   std::vector<std::uint8_t> bytes(1024);
   std::vector<float> x(256), y(4);
   kernels::MatmulScratch scratch;
+  ThreadPool pool(1);
   const kernels::MatrixView bad_type{bytes.data(), 99, 32, 1, 34};
-  EXPECT_THROW(kernels::matmul(bad_type, x.data(), 32, 1, y.data(), 1, scratch, 1), Error);
+  EXPECT_THROW(kernels::matmul(bad_type, x.data(), 32, 1, y.data(), 1, scratch, pool), Error);
   const kernels::MatrixView ragged{bytes.data(), static_cast<std::uint32_t>(GgmlType::kQ4_K), 100, 1, 144};
   try {
-    kernels::matmul(ragged, x.data(), 100, 1, y.data(), 1, scratch, 1);
+    kernels::matmul(ragged, x.data(), 100, 1, y.data(), 1, scratch, pool);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not a multiple"), std::string::npos) << e.what();

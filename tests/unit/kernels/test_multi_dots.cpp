@@ -206,7 +206,8 @@ TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
         for (auto& v : x) v = normal(rng);
         std::vector<float> y(static_cast<std::size_t>(n_tok * rows));
         kernels::MatmulScratch scratch;
-        kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, 1, order);
+        ThreadPool pool(1);
+        kernels::matmul(w, x.data(), cols, n_tok, y.data(), rows, scratch, pool, order);
         const kernels::DotKernel* k = kernels::find_dot_kernel(static_cast<std::uint32_t>(type));
         for (std::int64_t t = 0; t < n_tok; ++t) {
           const kernels::ActFormat f = k->act_for(rows, n_tok, t, order);

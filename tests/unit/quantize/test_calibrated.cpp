@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "formats/block_types.h"
 #include "formats/gguf_file.h"
 #include "formats/half.h"
@@ -117,7 +118,8 @@ TEST(SparseOutliers, SideTableBytesAndMatmulMatchTheDequantizedDenseProduct) {
   for (auto& v : x) v = normal(rng);
   kernels::MatrixView view{q.data(), t.id, n, rows, t.row_bytes(n)};
   kernels::MatmulScratch scratch;
-  kernels::matmul(view, x.data(), n, n_tok, y.data(), rows, scratch, 1);
+  ThreadPool pool(1);
+  kernels::matmul(view, x.data(), n, n_tok, y.data(), rows, scratch, pool);
   kernels::sparse_add(s, x.data(), n, n_tok, y.data(), rows);
   for (std::int64_t tk = 0; tk < n_tok; ++tk) {
     for (std::int64_t r = 0; r < rows; ++r) {
