@@ -1,7 +1,5 @@
 #include "kernels/attention.h"
 
-#include <omp.h>
-
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -257,11 +255,10 @@ void check_segment(const AttentionSegment<Kv>& sg, const AttentionParams& p) {
   }
 }
 
-// for_ranges(n, body) calls body(begin, end) over disjoint ranges covering [0, n), in parallel.
-// All segments' tokens form one parallel job.
-template <class Kv, class MakeRows, class ForRanges>
+// All segments' tokens form one parallel job on the pool.
+template <class Kv, class MakeRows>
 void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionParams& p, MakeRows&& make_rows,
-                    ForRanges&& for_ranges) {
+                    ThreadPool& pool) {
   std::int64_t n_tok = 0;
   std::int64_t max_last = 0;
   std::int64_t d = 0;
@@ -290,7 +287,7 @@ void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionP
   const int per_item = n_tok >= 2 ? group : 1;
   const std::int64_t heads_per_token = p.n_heads / per_item;
   const std::int64_t n_items = n_tok * heads_per_token;
-  for_ranges(n_items, [&](std::int64_t begin, std::int64_t end) {
+  pool.parallel_for(n_items, [&](std::int64_t begin, std::int64_t end) {
     const auto per = static_cast<std::size_t>(per_item);
     Scratch s{std::vector<float>(per * static_cast<std::size_t>(d)), std::vector<float>(per * cap),
               std::vector<float>(per * cap), std::vector<float>(per * static_cast<std::size_t>(64 * d)),
@@ -312,21 +309,6 @@ void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionP
   });
 }
 
-// OpenMP: one contiguous range of items per thread (as schedule(static)).
-auto omp_ranges(int n_threads) {
-  return [threads = std::max(1, n_threads)](std::int64_t n, auto&& body) {
-#pragma omp parallel num_threads(threads) if (threads > 1 && n > 1)
-    {
-      const std::int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-      body(n * id / nt, n * (id + 1) / nt);
-    }
-  };
-}
-
-auto pool_ranges(ThreadPool& pool) {
-  return [&pool](std::int64_t n, auto&& body) { pool.parallel_for(n, body); };
-}
-
 }  // namespace
 
 namespace {
@@ -343,35 +325,23 @@ constexpr auto coded_rows = [](const PagedKvRows& kv) { return CodedRows{kv}; };
 }  // namespace
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
-               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
-  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
-  attention_over(std::span(&sg, 1), p, f32_rows, omp_ranges(n_threads));
-}
-
-void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
-               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads) {
-  const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
-  attention_over(std::span(&sg, 1), p, coded_rows, omp_ranges(n_threads));
-}
-
-void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
   const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
-  attention_over(std::span(&sg, 1), p, f32_rows, pool_ranges(pool));
+  attention_over(std::span(&sg, 1), p, f32_rows, pool);
 }
 
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool) {
   const auto sg = one_segment(q, q_stride, n_tok, pos0, kv, out, out_stride);
-  attention_over(std::span(&sg, 1), p, coded_rows, pool_ranges(pool));
+  attention_over(std::span(&sg, 1), p, coded_rows, pool);
 }
 
 void attention(std::span<const AttentionSegment<PagedKv>> segs, const AttentionParams& p, ThreadPool& pool) {
-  attention_over(segs, p, f32_rows, pool_ranges(pool));
+  attention_over(segs, p, f32_rows, pool);
 }
 
 void attention(std::span<const AttentionSegment<PagedKvRows>> segs, const AttentionParams& p, ThreadPool& pool) {
-  attention_over(segs, p, coded_rows, pool_ranges(pool));
+  attention_over(segs, p, coded_rows, pool);
 }
 
 }  // namespace wisp::kernels

@@ -76,11 +76,7 @@ struct AttentionSegment {
 
 // For query token t (t < n_tok) at position pos0 + t, whose keys at positions [0, pos0 + t] are in
 // kv: out[t * out_stride + h * head_dim + d]. q rows hold n_heads * head_dim values at q_stride.
-void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
-               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
-void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,
-               const AttentionParams& p, float* out, std::int64_t out_stride, int n_threads);
-// The same on a persistent pool (core/thread_pool.h).
+// The work is split over the threads of `pool` (core/thread_pool.h; a pool of one runs inline).
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKv& kv,
                const AttentionParams& p, float* out, std::int64_t out_stride, ThreadPool& pool);
 void attention(const float* q, std::int64_t q_stride, std::int64_t n_tok, std::int64_t pos0, const PagedKvRows& kv,

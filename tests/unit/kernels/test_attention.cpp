@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "formats/half.h"
 #include "wisp/error.h"
 
@@ -72,7 +73,8 @@ void check(const Fixture& f, int pos0, int n_tok, int window, bool round_f16, do
   p.kq_scale = 0.35f;
   p.window = window;
   p.round_f16 = round_f16;
-  kernels::attention(q.data(), width, n_tok, pos0, f.view(), p, out.data(), width, threads);
+  ThreadPool pool(threads);
+  kernels::attention(q.data(), width, n_tok, pos0, f.view(), p, out.data(), width, pool);
   for (int t = 0; t < n_tok; ++t) {
     for (int h = 0; h < Fixture::kHeads; ++h) {
       const auto ref = f.reference(q.data() + t * width + h * Fixture::kDim, pos0 + t, h, 0.35f, window);
@@ -108,9 +110,10 @@ TEST(Attention, RejectsBadShapes) {
   kernels::AttentionParams p;
   p.n_heads = 6;
   p.n_kv_heads = 4;  // does not divide
-  EXPECT_THROW(kernels::attention(q.data(), 48, 1, 0, f.view(), p, out.data(), 48, 1), Error);
+  ThreadPool pool(1);
+  EXPECT_THROW(kernels::attention(q.data(), 48, 1, 0, f.view(), p, out.data(), 48, pool), Error);
   p.n_kv_heads = 2;
-  EXPECT_THROW(kernels::attention(q.data(), 48, 1, 30, f.view(), p, out.data(), 48, 1), Error);  // past the table
+  EXPECT_THROW(kernels::attention(q.data(), 48, 1, 30, f.view(), p, out.data(), 48, pool), Error);  // past the table
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kernels/attention.h"
 #include "kv/kv_pool.h"
 #include "kv/kv_quant.h"
@@ -100,8 +101,9 @@ void compare(KvType t, std::int64_t n_past, std::int64_t n_tok, std::int64_t win
 
   const std::int64_t width = kHeads * kHeadDim;
   std::vector<float> out_q(static_cast<std::size_t>(n_tok * width)), out_f(out_q.size());
-  kernels::attention(q.data(), width, n_tok, n_past, coded, p, out_q.data(), width, 2);
-  kernels::attention(q.data(), width, n_tok, n_past, plain, p, out_f.data(), width, 1);
+  ThreadPool two(2), one(1);
+  kernels::attention(q.data(), width, n_tok, n_past, coded, p, out_q.data(), width, two);
+  kernels::attention(q.data(), width, n_tok, n_past, plain, p, out_f.data(), width, one);
   for (std::size_t i = 0; i < out_q.size(); ++i) {
     ASSERT_EQ(out_q[i], out_f[i]) << kv_type_name(t) << " n_past " << n_past << " n_tok " << n_tok << " at " << i;
   }
@@ -124,7 +126,8 @@ TEST(QuantizedAttention, MissingDecoderIsAnError) {
   p.n_heads = 1;
   p.n_kv_heads = 1;
   float q = 0, out = 0;
-  EXPECT_THROW(kernels::attention(&q, 1, 1, 0, kv, p, &out, 1, 1), Error);
+  ThreadPool pool(1);
+  EXPECT_THROW(kernels::attention(&q, 1, 1, 0, kv, p, &out, 1, pool), Error);
 }
 
 }  // namespace
