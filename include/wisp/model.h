@@ -30,10 +30,12 @@ struct ModelInfo {
   std::int64_t n_head_kv = 0;
   std::int64_t head_dim = 0;
   std::int64_t n_ff = 0;
-  std::int64_t sliding_window = 0;       // 0 when every layer attends to the whole context
-  bool tied_embeddings = false;          // the output projection reuses token_embd
-  std::uint64_t weight_bytes = 0;        // bytes of tensor data in the file
-  std::uint64_t kv_bytes_per_token = 0;  // f32 K and V for all layers
+  std::int64_t sliding_window = 0;  // 0 when every layer attends to the whole context
+  bool tied_embeddings = false;     // the output projection reuses token_embd
+  std::uint64_t weight_bytes = 0;   // bytes of tensor data in the file
+  // K and V of one token for all layers in the default KV cache (f16, EngineOptions::kv_type):
+  // what the engine's pool takes per token unless another cache type is asked for.
+  std::uint64_t kv_bytes_per_token = 0;
 };
 
 class Model {

@@ -154,8 +154,8 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
 }
 
 // The matmuls of `outs`, all reading x, over a parallel-for: for_each(n, enabled, body) runs
-// body(i) for i < n, split across threads when `enabled` (OpenMP or the ThreadPool; each i on one
-// thread, so results never depend on the split). Weights whose kernels read the same activation
+// body(i) for i < n, split across the pool's threads when `enabled` (each i on one thread, so
+// results never depend on the split). Weights whose kernels read the same activation
 // format share one conversion; all row chunks of all weights form one parallel job.
 template <class ForEach>
 void matmul_impl(std::span<const MatmulOutput> outs, const float* x, std::int64_t x_stride, std::int64_t n_tok,

@@ -3,10 +3,13 @@
 //
 // The model's use per eval of n tokens at positions [p, p + n):
 //   pool.append(seq, n);                                   // reserve slots, copy-on-write if needed
-//   for each layer l, token t: pool.write(seq, l, p + t, k_row_t, v_row_t);
+//   for each layer l, token t: pool.write(seq, l, p + t, k_row_t, v_row_t);  // encoded to the type
 //   attention over positions [0, p + t]: walk pool.block_table(seq); for block i, head h the
-//   keys are pool.keys(block, l, h): block_size rows of head_dim floats, tokens
-//   i*block_size ... (only the first n_tokens - i*block_size rows of the last block are valid).
+//   keys are pool.plane_data(block, l, kKey, h): block_size rows of layout().row_bytes() bytes,
+//   tokens i*block_size ... (only the first n_tokens - i*block_size rows of the last block are
+//   valid), which the attention kernel decodes row by row (kv_quant.h). The element type is f16
+//   by default (EngineOptions::kv_type), q8_0 or q4 when asked; an f32 pool (calibration, tests)
+//   can also be read in place as floats through keys()/values().
 // Not thread-safe for bookkeeping calls; writes to distinct sequences' own blocks and reads may
 // run in parallel once the appends of a step are done.
 #pragma once
@@ -60,8 +63,8 @@ class KvPool {
   // Blocks an append can take, free or cached: what capacity checks should use.
   std::uint32_t n_available() const { return alloc_.n_available(); }
 
-  // F32 host access by token position (goes through the block table; for the per-token write
-  // and tests; attention should walk block_table() with keys()/values()). pos < n_tokens(seq).
+  // F32 host access by token position, f32 pools only (goes through the block table; for tests:
+  // attention walks block_table() with plane_data(), or keys()/values()). pos < n_tokens(seq).
   float* k(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos);
   float* v(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos);
   const float* k(SeqId seq, std::uint32_t layer, std::uint32_t head, std::size_t pos) const;

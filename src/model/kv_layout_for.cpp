@@ -5,7 +5,10 @@
 namespace wisp::model {
 
 KvLayout kv_layout_for(const Model& m, std::uint32_t block_size, KvType type) {
-  const auto& hp = detail::model_state(m).hp;
+  return kv_layout_for(detail::model_state(m).hp, block_size, type);
+}
+
+KvLayout kv_layout_for(const HParams& hp, std::uint32_t block_size, KvType type) {
   KvLayout l;
   l.n_layers = static_cast<std::uint32_t>(hp.n_layer);
   l.n_kv_heads = static_cast<std::uint32_t>(hp.n_head_kv);

@@ -1,5 +1,6 @@
 #include "wisp/model.h"
 
+#include "model/kv_layout_for.h"
 #include "model/model_state.h"
 
 namespace wisp {
@@ -22,7 +23,9 @@ ModelInfo describe(const GgufFile& f, const model::HParams& hp, const model::Mod
   i.sliding_window = hp.n_swa;
   i.tied_embeddings = w.tied_output;
   for (const GgufTensor& t : f.tensors()) i.weight_bytes += t.n_bytes;
-  i.kv_bytes_per_token = 2ull * static_cast<std::uint64_t>(hp.n_layer * hp.n_embd_kv()) * sizeof(float);
+  // The pool's own arithmetic (kv_layout.h), for the engine's default cache type: an f32 count
+  // here would overstate the cache a session takes by 2x.
+  i.kv_bytes_per_token = model::kv_layout_for(hp, 16, KvType::kF16).bytes_per_token();
   return i;
 }
 

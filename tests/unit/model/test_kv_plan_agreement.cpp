@@ -66,6 +66,19 @@ TEST_P(PlanAgreement, ASessionThatEvaluatedSTokensHoldsThePlannedBytes) {
   }
 }
 
+// ModelInfo::kv_bytes_per_token is the default cache's (f16): a session with default options that
+// evaluated one whole block of 16 tokens holds 16 times it, and the plan prices an f16 token alike.
+TEST_P(PlanAgreement, ModelInfoKvBytesPerTokenIsTheDefaultCachesPerToken) {
+  const std::vector<std::int32_t> tokens(16, 1);
+  Session s(model_, {.n_ctx = 64, .n_threads = 1});
+  s.eval(tokens);
+  const std::uint64_t per_token = model_->info().kv_bytes_per_token;
+  EXPECT_EQ(s.kv_bytes_held(), 16 * per_token);
+  const auto r = run_wisp("plan -m " + path_ + " --kv-type f16 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["kv"]["bytes_per_token"].get<std::uint64_t>(), per_token);
+}
+
 TEST_P(PlanAgreement, SlidingWindowLayersAreCachedAtFullLength) {
   // Every layer, windowed or not, gets a plane in every block: the planner's per-token formula
   // (all layers alike) is the pool's.
