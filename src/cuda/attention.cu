@@ -34,6 +34,7 @@ __device__ __forceinline__ const std::byte* kv_row(const DeviceKv& kv, std::uint
   return kv.pool + block * kv.block_bytes + (plane * kv.block_size + slot) * kv.row_bytes;
 }
 __device__ __forceinline__ float kv_value(const DeviceKv& kv, const std::byte* row, int d) {
+  if (kv.q8_0) return kv_q8_0_value(reinterpret_cast<const std::uint8_t*>(row), d);
   if (kv.f16) return __half2float(reinterpret_cast<const __half*>(row)[d]);
   return reinterpret_cast<const float*>(row)[d];
 }
@@ -128,11 +129,51 @@ __global__ void attention_kernel(DeviceKv kv, std::uint32_t layer, DeviceAttenti
   }
 }
 
+// q8_0 rows: one warp per (token, K|V, kv head, group of 32); lane j quantizes value j of the group
+// with the group's amax (a max, exact in any order, so the CPU's loop gives the same).
+__global__ void store_kv_q8_0_kernel(DeviceKv kv, std::uint32_t layer, const float* k, std::int64_t k_stride,
+                                     const float* v, std::int64_t v_stride, std::int64_t n_tok,
+                                     const std::uint32_t* tok_block, const std::uint32_t* tok_slot) {
+  const int groups = (static_cast<int>(kv.head_dim) + kChunk - 1) / kChunk;
+  const std::int64_t per_tok = 2 * static_cast<std::int64_t>(kv.n_kv_heads) * groups;
+  const std::int64_t w = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (w >= n_tok * per_tok) return;  // the whole warp leaves together
+  const std::int64_t t = w / per_tok;
+  const int kind = static_cast<int>((w % per_tok) / (kv.n_kv_heads * groups));
+  const int head = static_cast<int>((w % (kv.n_kv_heads * groups)) / groups);
+  const int g = static_cast<int>(w % groups);
+  const int d = g * kChunk + lane;
+  const float* src = kind == 0 ? k + t * k_stride : v + t * v_stride;
+  const float x =
+      d < static_cast<int>(kv.head_dim) ? src[head * kv.head_dim + d] : 0.0f;  // a partial group's padding is 0
+  const float amax = warp_max(fabsf(x));
+  float inv = 0.0f;
+  const std::uint16_t dh = kv_q8_0_scale(amax, inv);
+  auto* out = reinterpret_cast<std::uint8_t*>(
+                  const_cast<std::byte*>(kv_row(kv, tok_block[t], layer, kind, head, tok_slot[t]))) +
+              g * kKvQ8Bytes;
+  out[2 + lane] = static_cast<std::uint8_t>(kv_q8_0_code(x, inv));
+  if (lane == 0) {
+    out[0] = static_cast<std::uint8_t>(dh & 0xff);
+    out[1] = static_cast<std::uint8_t>(dh >> 8);
+  }
+}
+
 }  // namespace
 
 void launch_store_kv(const DeviceKv& kv, std::uint32_t layer, const float* k, std::int64_t k_stride, const float* v,
                      std::int64_t v_stride, std::int64_t n_tok, const std::uint32_t* tok_block,
                      const std::uint32_t* tok_slot, bool round_f16, cudaStream_t s) {
+  if (kv.q8_0) {
+    const std::int64_t groups = (kv.head_dim + kChunk - 1) / kChunk;
+    const std::int64_t threads = n_tok * 2 * kv.n_kv_heads * groups * kWarp;
+    const int block = 128;
+    store_kv_q8_0_kernel<<<static_cast<unsigned>((threads + block - 1) / block), block, 0, s>>>(
+        kv, layer, k, k_stride, v, v_stride, n_tok, tok_block, tok_slot);
+    check(cudaGetLastError(), "KV store launch");
+    return;
+  }
   const std::int64_t n = n_tok * 2 * kv.n_kv_heads * kv.head_dim;
   const int block = 256;
   store_kv_kernel<<<static_cast<unsigned>((n + block - 1) / block), block, 0, s>>>(

@@ -47,6 +47,13 @@ WISP_HD float hd_add(float a, float b) {
   return a + b;
 #endif
 }
+WISP_HD float hd_div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
 WISP_HD float half_to_float(std::uint16_t h) {
 #if defined(__CUDACC__)
   return __half2float(__ushort_as_half(h));  // exact, as the host's bit conversion
@@ -411,6 +418,42 @@ WISP_HD float chunk_dot(const WeightChunk& w, const ActChunk& a) {
   std::int32_t isum[2];
   chunk_isums(w, a, isum);
   return chunk_dot_isums(w, a.d, a.sum, isum);
+}
+
+// ---- the q8_0 KV cache ------------------------------------------------------------------------------
+
+// A KV row in q8_0 (kv/kv_quant.cpp, GGML's reference quantize_row_q8_0): per 32 values, a half
+// scale d = amax / 127 and codes round-half-away(x / d) (as x * (1 / d)); a value is d * code.
+// The device's KV writes and attention reads use these, so they are the CPU pool's bytes and values.
+inline constexpr int kKvQ8Bytes = 34;  // bytes per 32 values
+
+WISP_HD std::uint16_t float_to_half_bits(float v) {
+#if defined(__CUDACC__)
+  return __half_as_ushort(__float2half_rn(v));
+#else
+  return f32_to_f16(v);
+#endif
+}
+WISP_HD int round_half_away(float v) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<int>(roundf(v));
+#else
+  return static_cast<int>(__builtin_lroundf(v));
+#endif
+}
+// The scale of a group with maximum magnitude amax: its half bits, and the inverse the codes use.
+WISP_HD std::uint16_t kv_q8_0_scale(float amax, float& inv) {
+  const float d = hd_div(amax, 127.0f);
+  inv = d != 0.0f ? hd_div(1.0f, d) : 0.0f;
+  return float_to_half_bits(d);
+}
+WISP_HD std::int8_t kv_q8_0_code(float x, float inv) {
+  return static_cast<std::int8_t>(round_half_away(hd_mul(x, inv)));
+}
+// Value d of a q8_0 row.
+WISP_HD float kv_q8_0_value(const std::uint8_t* row, int d) {
+  const std::uint8_t* g = row + (d / kChunk) * kKvQ8Bytes;
+  return hd_mul(half_to_float(load_u16(g)), static_cast<float>(static_cast<std::int8_t>(g[2 + d % kChunk])));
 }
 
 }  // namespace wisp::cuda

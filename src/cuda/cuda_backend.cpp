@@ -44,7 +44,8 @@ LaunchKey& operator<<(LaunchKey& k, const DeviceMatrix& m) {
   return k << m.data << m.type << m.n_cols << m.n_rows << m.row_bytes;
 }
 LaunchKey& operator<<(LaunchKey& k, const DeviceKv& kv) {
-  return k << kv.pool << kv.block_bytes << kv.row_bytes << kv.n_kv_heads << kv.head_dim << kv.block_size << kv.f16;
+  return k << kv.pool << kv.block_bytes << kv.row_bytes << kv.n_kv_heads << kv.head_dim << kv.block_size << kv.f16
+           << kv.q8_0;
 }
 LaunchKey& operator<<(LaunchKey& k, const DeviceAttention& a) {
   return k << a.n_heads << a.n_kv_heads << a.kq_scale << a.window << a.logit_softcap << a.round_f16;
@@ -95,9 +96,9 @@ class CudaBackend final : public model::Backend {
   }
 
   std::unique_ptr<KvStorage> make_kv_storage(const KvLayout& layout, std::uint32_t n_blocks, bool) override {
-    if (layout.type != KvType::kF16 && layout.type != KvType::kF32) {
+    if (layout.type != KvType::kF16 && layout.type != KvType::kF32 && layout.type != KvType::kQ8_0) {
       throw Error("cuda: KV type " + std::string(kv_type_name(layout.type)) +
-                  " is not supported on the device yet (use --kv-type f16 or f32)");
+                  " is not supported on the device yet (use --kv-type f16, f32 or q8_0)");
     }
     auto s = std::make_unique<DeviceKvStorage>(layout, n_blocks);
     s->set_before_copy([this] { graph_->flush(); });
@@ -332,6 +333,7 @@ class CudaBackend final : public model::Backend {
     kv.head_dim = lay.head_dim;
     kv.block_size = lay.block_size;
     kv.f16 = lay.type == KvType::kF16;
+    kv.q8_0 = lay.type == KvType::kQ8_0;
     return kv;
   }
 

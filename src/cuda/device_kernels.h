@@ -84,7 +84,8 @@ struct DeviceKv {
   std::uint32_t n_kv_heads = 0;
   std::uint32_t head_dim = 0;
   std::uint32_t block_size = 0;
-  bool f16 = true;  // rows of halves; else f32
+  bool f16 = true;    // rows of halves; else f32 ...
+  bool q8_0 = false;  // ... or q8_0 groups of 32 (block_math.h's kv_q8_0_*)
 };
 
 // Per token of a step, where its K/V rows go: block id and slot (host-computed from the block tables).

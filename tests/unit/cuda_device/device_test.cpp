@@ -3,7 +3,8 @@
 //   - the device's activation quantizer writes block_math.h's bytes, and its matmul equals a host
 //     emulation of the kernel's order (lane partial sums, then the shuffle tree) bit for bit, for
 //     every block type the backend runs;
-//   - batch invariance on the device: a sequence's logits alone and batched are the same bits;
+//   - batch invariance on the device: a sequence's logits alone and batched are the same bits
+//     (f16, f32 and q8_0 KV);
 //   - end to end on a real model: the device's logits agree with the CPU's (top-1, mean KL);
 //   - the errors: a KV type the device lacks, a pool that does not fit.
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@
 #include "formats/block_types.h"
 #include "formats/half.h"
 #include "formats/wq_format.h"
+#include "kv/kv_quant.h"
 #include "wisp/engine.h"
 #include "wisp/error.h"
 #include "wisp/model.h"
@@ -107,6 +109,45 @@ std::vector<std::uint8_t> random_rows(const BlockTypeInfo& info, std::int64_t n_
     }
   }
   return out;
+}
+
+// block_math.h's q8_0 KV functions (what the device's KV writes and attention reads use) against
+// the CPU pool's encoder and decoder, on the host (no device needed): the same bytes, the same values.
+TEST(CudaKvQ8_0, EncodesAndDecodesAsTheCpuPool) {
+  std::mt19937 rng(8);
+  std::normal_distribution<float> g(0.0f, 2.0f);
+  for (int head_dim : {32, 64, 80, 128}) {  // 80: a partial last group
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<float> x(static_cast<std::size_t>(head_dim));
+      for (auto& v : x) v = g(rng);
+      if (trial == 0) std::fill(x.begin(), x.end(), 0.0f);  // zero scale
+      if (trial == 1) x[0] = 62.5f, x[1] = -127.0f;         // scale 1: a tie at half a code (away: 63, even: 62)
+      const std::size_t groups = (x.size() + 31) / 32;
+      std::vector<std::byte> want(groups * kKvQ8Bytes);
+      kv_encode_row(KvType::kQ8_0, x.data(), head_dim, want.data());
+      std::vector<std::uint8_t> got(groups * kKvQ8Bytes);
+      for (std::size_t gi = 0; gi < groups; ++gi) {
+        float amax = 0.0f;
+        for (std::size_t j = 32 * gi; j < std::min(x.size(), 32 * gi + 32); ++j) amax = std::max(amax, std::fabs(x[j]));
+        float inv = 0.0f;
+        const std::uint16_t d = kv_q8_0_scale(amax, inv);
+        got[gi * kKvQ8Bytes] = static_cast<std::uint8_t>(d & 0xff);
+        got[gi * kKvQ8Bytes + 1] = static_cast<std::uint8_t>(d >> 8);
+        for (std::size_t j = 0; j < 32; ++j) {
+          const std::size_t i = 32 * gi + j;
+          got[gi * kKvQ8Bytes + 2 + j] = static_cast<std::uint8_t>(kv_q8_0_code(i < x.size() ? x[i] : 0.0f, inv));
+        }
+      }
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << "head_dim " << head_dim << " trial " << trial;
+      std::vector<float> dec(x.size());
+      kv_decode_row(KvType::kQ8_0, want.data(), head_dim, dec.data());
+      for (int d = 0; d < head_dim; ++d) {
+        const float v = kv_q8_0_value(got.data(), d);
+        ASSERT_EQ(std::memcmp(&v, &dec[static_cast<std::size_t>(d)], 4), 0)
+            << "head_dim " << head_dim << " value " << d;
+      }
+    }
+  }
 }
 
 TEST(CudaDevice, MatmulEqualsTheHostEmulationOfItsOrderForEveryType) {
@@ -251,7 +292,7 @@ std::vector<float> logits_of(Session& s, const std::vector<std::int32_t>& tokens
 TEST(CudaDevice, BatchedEqualsSoloBitForBitOnTheDevice) {
   REQUIRE_DEVICE();
   for (const char* arch : {"llama", "gemma3"}) {
-    for (const char* kv : {"f16", "f32"}) {
+    for (const char* kv : {"f16", "f32", "q8_0"}) {
       test::TinySpec spec;
       spec.arch = arch;
       if (spec.arch == "gemma3") spec.sliding_window = 8;
@@ -364,42 +405,44 @@ TEST(CudaDevice, RealModelAgreesWithTheCpu) {
   std::mt19937 rng(4);
   std::vector<std::int32_t> tokens(128);
   for (auto& t : tokens) t = static_cast<std::int32_t>(rng() % static_cast<unsigned>(model->info().n_vocab));
-  double kl = 0.0;
-  int agree = 0;
   const auto n_vocab = static_cast<std::size_t>(model->info().n_vocab);
-  auto cpu = Engine::create(model, {.n_threads = 4, .kv_tokens = 256, .device = "cpu"});
-  auto gpu = Engine::create(model, {.kv_tokens = 256, .device = "cuda"});
-  Session sc(cpu), sg(gpu);
-  cpu->step({{&sc, tokens, Logits::kAll}});
-  gpu->step({{&sg, tokens, Logits::kAll}});
-  for (std::size_t p = 0; p < tokens.size(); ++p) {
-    const float* c = sc.logits().data() + p * n_vocab;
-    const float* g = sg.logits().data() + p * n_vocab;
-    const float mc = *std::max_element(c, c + n_vocab), mg = *std::max_element(g, g + n_vocab);
-    double zc = 0, zg = 0;
-    for (std::size_t i = 0; i < n_vocab; ++i) zc += std::exp(double(c[i]) - mc), zg += std::exp(double(g[i]) - mg);
-    double k = 0;
-    for (std::size_t i = 0; i < n_vocab; ++i) {
-      const double lp = double(c[i]) - mc - std::log(zc), lq = double(g[i]) - mg - std::log(zg);
-      k += std::exp(lp) * (lp - lq);
+  for (const char* kv : {"f16", "q8_0"}) {  // each KV type against the CPU pool of the same type
+    double kl = 0.0;
+    int agree = 0;
+    auto cpu = Engine::create(model, {.n_threads = 4, .kv_tokens = 256, .kv_type = kv, .device = "cpu"});
+    auto gpu = Engine::create(model, {.kv_tokens = 256, .kv_type = kv, .device = "cuda"});
+    Session sc(cpu), sg(gpu);
+    cpu->step({{&sc, tokens, Logits::kAll}});
+    gpu->step({{&sg, tokens, Logits::kAll}});
+    for (std::size_t p = 0; p < tokens.size(); ++p) {
+      const float* c = sc.logits().data() + p * n_vocab;
+      const float* g = sg.logits().data() + p * n_vocab;
+      const float mc = *std::max_element(c, c + n_vocab), mg = *std::max_element(g, g + n_vocab);
+      double zc = 0, zg = 0;
+      for (std::size_t i = 0; i < n_vocab; ++i) zc += std::exp(double(c[i]) - mc), zg += std::exp(double(g[i]) - mg);
+      double k = 0;
+      for (std::size_t i = 0; i < n_vocab; ++i) {
+        const double lp = double(c[i]) - mc - std::log(zc), lq = double(g[i]) - mg - std::log(zg);
+        k += std::exp(lp) * (lp - lq);
+      }
+      kl += k;
+      agree += (std::max_element(c, c + n_vocab) - c) == (std::max_element(g, g + n_vocab) - g);
     }
-    kl += k;
-    agree += (std::max_element(c, c + n_vocab) - c) == (std::max_element(g, g + n_vocab) - g);
+    kl /= static_cast<double>(tokens.size());
+    std::printf("device vs cpu on %s, %s KV: mean KL %.3g, top-1 %d/%zu\n", path.c_str(), kv, kl, agree, tokens.size());
+    EXPECT_LE(kl, 1e-3) << kv;
+    EXPECT_GE(agree, static_cast<int>(tokens.size() * 97 / 100)) << kv;
   }
-  kl /= static_cast<double>(tokens.size());
-  std::printf("device vs cpu on %s: mean KL %.3g, top-1 %d/%zu\n", path.c_str(), kl, agree, tokens.size());
-  EXPECT_LE(kl, 1e-3);
-  EXPECT_GE(agree, static_cast<int>(tokens.size() * 97 / 100));
 }
 
 TEST(CudaDevice, ClearErrorsForWhatTheDeviceCannotHold) {
   REQUIRE_DEVICE();
   auto model = Model::load(test::write_tiny_model({}, "cuda_errors.gguf"));
   try {
-    Engine::create(model, {.kv_tokens = 64, .kv_type = "q8_0", .device = "cuda"});
-    ADD_FAILURE() << "a q8_0 KV pool on the device was accepted";
+    Engine::create(model, {.kv_tokens = 64, .kv_type = "q4", .device = "cuda"});
+    ADD_FAILURE() << "a q4 KV pool on the device was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("q8_0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("q4"), std::string::npos) << e.what();
   }
   try {
     Engine::create(model, {.kv_tokens = std::size_t{1} << 40, .device = "cuda"});
