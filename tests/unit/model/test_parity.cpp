@@ -164,9 +164,11 @@ INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                                            // by an AVX2 build): bit-exact in that build's order. Only the
                                            // Mixtral-style file is not yet: it first differs at position 41 and
                                            // drifts to 0.37 (a last-bit difference amplified by the random weights,
-                                           // as any float-order change is), so its bound is that noise's size. Not
-                                           // yet found; a suspect is its F32 router matmul, whose float dots wisp
-                                           // has in the AVX-512 build's lanes only (kernels/dot_float.cpp).
+                                           // as any float-order change is), so its bound is that noise's size. The
+                                           // cause is its F32 router matmul: wisp has the float weight dots in the
+                                           // AVX-512 build's lanes only (kernels/dot_float.cpp); with the AVX2
+                                           // build's (4 x 8 lanes and hadd8 for one token, 8 lanes and hsum8 for
+                                           // tinyBLAS) patched into the scalar reference, the file is bit-exact.
                                            ParityCase{"smollm3-tiny", 0.01, 3}, ParityCase{"granite-tiny", 0.01, 3},
                                            ParityCase{"qwen3-tiny", 0.01, 3}, ParityCase{"qwen3-yarn-tiny", 0.01, 3},
                                            ParityCase{"llama3-tiny", 0.01, 3}, ParityCase{"gemma2-tiny", 0.01, 3},
