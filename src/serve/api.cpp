@@ -214,6 +214,26 @@ GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint en
     }
   }
 
+  // wisp's extension: "speculative": {"lookup": N, "lookup_min": M, "draft_max": K} (prompt-lookup
+  // drafting; lookup 0 turns off a server default). Unset fields keep the server's defaults.
+  p.lookup = ctx.lookup;
+  if (const json* sp = f.get("speculative")) {
+    if (!sp->is_object()) f.wrong_type("speculative", "an object", *sp);
+    const Fields g(*sp, "speculative");
+    const auto max = static_cast<std::int64_t>(kMaxLookup);
+    if (auto v = g.integer("lookup", 0, max)) p.lookup.ngram_max = static_cast<std::size_t>(*v);
+    if (auto v = g.integer("lookup_min", 1, max)) p.lookup.ngram_min = static_cast<std::size_t>(*v);
+    if (auto v = g.integer("draft_max", 1, max)) p.lookup.draft_max = static_cast<std::size_t>(*v);
+    if (g.get("draft")) {
+      throw invalid_request("speculative.draft", "a draft model per request is not supported: use 'lookup'",
+                            "unsupported");
+    }
+    if (p.lookup.ngram_max > 0 && ctx.exact) {
+      throw invalid_request("speculative.lookup",
+                            "speculative decoding needs the default numerics; this server runs with --exact",
+                            "unsupported");
+    }
+  }
   if (auto v = f.integer("n", 1, static_cast<std::int64_t>(ctx.max_n))) spec.n = static_cast<std::size_t>(*v);
   spec.stream = f.boolean("stream").value_or(false);
   if (const json* so = f.get("stream_options")) {
@@ -465,10 +485,14 @@ const char* openai_finish_reason(FinishReason r) {
 }
 
 json usage_json(const Usage& u) {
-  return json{{"prompt_tokens", u.prompt_tokens},
-              {"completion_tokens", u.completion_tokens},
-              {"total_tokens", u.prompt_tokens + u.completion_tokens},
-              {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  json j{{"prompt_tokens", u.prompt_tokens},
+         {"completion_tokens", u.completion_tokens},
+         {"total_tokens", u.prompt_tokens + u.completion_tokens},
+         {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  if (u.drafted_tokens > 0) {
+    j["speculative"] = {{"drafted_tokens", u.drafted_tokens}, {"accepted_tokens", u.accepted_tokens}};
+  }
+  return j;
 }
 
 namespace {

@@ -48,8 +48,10 @@ struct ApiContext {
   const ChatTemplate* chat_template = nullptr;
   ChatRenderOptions render_options;  // bos/eos text for the template
   std::string model_name;
-  std::size_t n_ctx = 0;   // tokens per request (prompt + generated)
-  std::size_t max_n = 16;  // most choices per request
+  std::size_t n_ctx = 0;         // tokens per request (prompt + generated)
+  std::size_t max_n = 16;        // most choices per request
+  RequestParams::Lookup lookup;  // the server's prompt-lookup default (ngram_max 0: off)
+  bool exact = false;            // the engine's batch-dependent numerics (no speculation then)
 };
 
 // Limits the parser enforces beyond what the scheduler checks (the OpenAPI document states them).
@@ -109,6 +111,9 @@ struct Usage {
   std::size_t prompt_tokens = 0;
   std::size_t completion_tokens = 0;
   std::size_t cached_tokens = 0;
+  // Prompt-lookup guesses verified and kept ("usage.speculative", only when some were drafted).
+  std::size_t drafted_tokens = 0;
+  std::size_t accepted_tokens = 0;
 };
 json usage_json(const Usage& u);
 

@@ -96,6 +96,10 @@ std::string Metrics::render(std::size_t submitted) const {
          static_cast<double>(stats_.prompt_tokens));
   series(out, "wisp_generation_tokens_total", "counter", "Tokens generated.",
          static_cast<double>(stats_.generated_tokens));
+  series(out, "wisp_speculative_drafted_tokens_total", "counter", "Prompt-lookup guesses verified.",
+         static_cast<double>(stats_.spec_drafted));
+  series(out, "wisp_speculative_accepted_tokens_total", "counter", "Prompt-lookup guesses kept (equal to the answer).",
+         static_cast<double>(stats_.spec_accepted));
   series(out, "wisp_steps_total", "counter", "Forward passes run by the scheduler.", static_cast<double>(stats_.steps));
   out +=
       "# HELP wisp_requests_finished_total Generation requests (choices) finished, by reason.\n"

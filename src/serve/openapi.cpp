@@ -95,6 +95,13 @@ json sampling_properties(bool chat, std::size_t max_n) {
       {"stream", nullable(boolean())},
       {"stream_options", nullable(object({{"include_usage", nullable(boolean())}}))},
       {"ignore_eos", nullable(boolean())},
+      {"speculative",
+       nullable(object({{"lookup", integer(0, static_cast<std::int64_t>(kMaxLookup),
+                                           "wisp extension: prompt-lookup speculation, longest n-gram matched; 0 = "
+                                           "off (default: the server's --lookup); the answer is unchanged")},
+                        {"lookup_min", integer(1, static_cast<std::int64_t>(kMaxLookup), "shortest n-gram; default 2")},
+                        {"draft_max", integer(1, static_cast<std::int64_t>(kMaxLookup),
+                                              "most guesses verified per step; default the server's --draft-max")}}))},
       {"user", nullable({{"type", "string"}, {"description", "ignored"}})},
   };
   if (chat) {
@@ -194,7 +201,8 @@ json schemas(const ApiContext* ctx) {
   s["Usage"] = object({{"prompt_tokens", int_any()},
                        {"completion_tokens", int_any()},
                        {"total_tokens", int_any()},
-                       {"prompt_tokens_details", object({{"cached_tokens", int_any()}})}},
+                       {"prompt_tokens_details", object({{"cached_tokens", int_any()}})},
+                       {"speculative", object({{"drafted_tokens", int_any()}, {"accepted_tokens", int_any()}})}},
                       {"prompt_tokens", "completion_tokens", "total_tokens"});
   s["ChatMessage"] = chat_message_schema();
 

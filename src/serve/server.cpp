@@ -57,6 +57,8 @@ struct Event {
   std::size_t n_prompt = 0;
   std::size_t n_cached = 0;
   std::size_t n_generated = 0;
+  std::size_t n_drafted = 0;
+  std::size_t n_accepted = 0;
   bool has_logprob = false;
   TokenLogprobEntry logprob;
 };
@@ -82,6 +84,8 @@ struct ChoiceState {
   std::size_t n_prompt = 0;
   std::size_t n_cached = 0;
   std::size_t n_generated = 0;
+  std::size_t n_drafted = 0;
+  std::size_t n_accepted = 0;
   std::vector<TokenLogprobEntry> logprobs;
   std::size_t text_offset = 0;  // of the next token (completions' logprobs)
 };
@@ -205,6 +209,8 @@ struct Server::Impl {
     e.n_prompt = ev.n_prompt;
     e.n_cached = ev.n_cached;
     e.n_generated = ev.n_generated;
+    e.n_drafted = ev.n_drafted;
+    e.n_accepted = ev.n_accepted;
     if (ev.has_logprob) {
       e.has_logprob = true;
       e.logprob.token = ev.token;
@@ -306,6 +312,8 @@ struct Server::Impl {
       c.n_prompt = e.n_prompt;
       c.n_cached = e.n_cached;
       c.n_generated = e.n_generated;
+      c.n_drafted = e.n_drafted;
+      c.n_accepted = e.n_accepted;
       if (e.has_logprob && !out) c.logprobs.push_back(e.logprob);  // streams send theirs with each chunk
       if (e.finished) {
         c.finished = true;
@@ -324,7 +332,11 @@ struct Server::Impl {
       u.prompt_tokens += spec.prompts[p].size();  // once per prompt, whatever n is (as OpenAI counts)
       u.cached_tokens += choices[p * spec.n].n_cached;
     }
-    for (const ChoiceState& c : choices) u.completion_tokens += c.n_generated;
+    for (const ChoiceState& c : choices) {
+      u.completion_tokens += c.n_generated;
+      u.drafted_tokens += c.n_drafted;
+      u.accepted_tokens += c.n_accepted;
+    }
     return u;
   }
 
@@ -717,6 +729,11 @@ void Server::load() {
   if (tok.eos() != kNoToken) s.api.render_options.eos_token = tok.token_to_piece(tok.eos(), true);
   s.api.model_name = s.model_name;
   s.api.n_ctx = ctx;
+  s.api.lookup = o.lookup;
+  s.api.exact = o.exact;
+  if (o.lookup.ngram_max > 0 && o.exact) {
+    throw Error("serve: --lookup needs the default numerics (batch-invariant); drop --exact");
+  }
   s.publish_metrics();
   s.sched_thread = std::thread([&s] { s.scheduler_loop(); });
   s.ready.store(true, std::memory_order_release);

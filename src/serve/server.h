@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/scheduler.h"
+
 namespace wisp::serve {
 
 struct ServeOptions {
@@ -43,6 +45,9 @@ struct ServeOptions {
   bool exact = false;               // llama.cpp's batch-dependent float order
   std::string device = "auto";      // where the forward pass runs (EngineOptions::device)
   bool log_requests = true;         // one line per answer on stderr
+  // Prompt-lookup speculation for every request that does not say otherwise (ngram_max 0: off);
+  // a request's "speculative" field overrides it.
+  RequestParams::Lookup lookup;
 };
 
 class Server {

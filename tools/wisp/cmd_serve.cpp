@@ -99,6 +99,23 @@ ArgParser make_parser() {
   p.option("device").value_name("DEV").default_value("auto").group("engine").help(
       "where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
       "machine have one, else the CPU)");
+  p.option("lookup", ArgKind::kInt)
+      .value_name("N")
+      .group("speculation")
+      .help(
+          "prompt-lookup speculative decoding for every request (a request's \"speculative\": {\"lookup\": N} "
+          "overrides, 0 turns it off): guesses from the text's earlier occurrences of its final N tokens, verified "
+          "in the batched step; answers are unchanged");
+  p.option("lookup-min", ArgKind::kInt)
+      .value_name("N")
+      .default_value("2")
+      .group("speculation")
+      .help("shortest n-gram --lookup matches");
+  p.option("draft-max", ArgKind::kInt)
+      .value_name("K")
+      .default_value("8")
+      .group("speculation")
+      .help("most guesses verified per step and request (the number adapts to how many are kept)");
   p.flag("exact").group("engine").help(
       "llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
   p.epilog(
@@ -155,6 +172,24 @@ int cmd_serve(int argc, char** argv) {
   if (o.step_tokens > 512) throw UsageError("--step-tokens must be at most 512 (the engine's step)");
   if (auto n = args.opt_positive("n-predict")) o.n_predict = static_cast<std::size_t>(*n);
   o.exact = args.flag("exact");
+  if (args.has("lookup")) {
+    const std::int64_t n = args.int64("lookup");
+    if (n < 0 || n > static_cast<std::int64_t>(kMaxLookup)) {
+      throw UsageError("--lookup must be 0..64, got " + std::to_string(n));
+    }
+    o.lookup.ngram_max = static_cast<std::size_t>(n);
+  }
+  const std::int64_t n_min = args.int64("lookup-min");
+  if (n_min < 1 || n_min > static_cast<std::int64_t>(kMaxLookup)) {
+    throw UsageError("--lookup-min must be 1..64, got " + std::to_string(n_min));
+  }
+  o.lookup.ngram_min = static_cast<std::size_t>(n_min);
+  const std::int64_t draft_max = args.int64("draft-max");
+  if (draft_max < 1 || draft_max > static_cast<std::int64_t>(kMaxLookup)) {
+    throw UsageError("--draft-max must be 1..64, got " + std::to_string(draft_max));
+  }
+  o.lookup.draft_max = static_cast<std::size_t>(draft_max);
+  if (o.lookup.ngram_max > 0 && o.exact) throw UsageError("--lookup needs the default numerics; drop --exact");
   o.device = args.str("device");
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
