@@ -18,17 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "wisp/error.h"
+#include "usage_error.h"
 
 namespace wisp::cli {
-
-inline constexpr int kUsageExit = 2;
-
-// The user typed something the command cannot accept.
-class UsageError : public Error {
- public:
-  using Error::Error;
-};
 
 enum class ArgKind {
   kFlag,    // present or not; takes no value
