@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
+#include "command_line.h"
 #include "commands.h"
 #include "engine/backend_choice.h"
 #include "formats/gguf_file.h"
@@ -18,18 +18,21 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-ArgParser make_parser() {
-  ArgParser p("info",
-              "Describes a GGUF model: architecture and hyper-parameters, tokenizer, chat template,\n"
-              "tensors by type (count, parameters, size, bits per weight) and the total size.");
-  p.positionals("FILE", 0, 1);
-  p.option("model").short_name('m').value_name("FILE").help("the GGUF file (or give it as the positional argument)");
-  p.flag("tensors").help("also list every tensor: name, type, shape, size");
-  p.flag("metadata").help("also list every metadata key with its value");
-  p.flag("json").help("print one JSON object instead of text (for scripts)");
-  p.flag("device").help("list the devices this wisp can run on (the CPU; CUDA devices with their memory) and exit");
-  p.epilog("Sizes: MiB = 1024^2 bytes.");
-  return p;
+struct InfoFlags {
+  std::vector<std::string> files;
+  std::optional<std::string> model;
+  bool tensors = false, metadata = false, json = false, device = false;
+};
+
+void declare(CommandLine& cl, InfoFlags& f) {
+  cl.positionals("FILE", f.files, 0, 1);
+  cl.option("-m,--model", f.model).value_name("FILE").help("the GGUF file (or give it as the positional argument)");
+  cl.flag("--tensors", f.tensors).help("also list every tensor: name, type, shape, size");
+  cl.flag("--metadata", f.metadata).help("also list every metadata key with its value");
+  cl.flag("--json", f.json).help("print one JSON object instead of text (for scripts)");
+  cl.flag("--device", f.device)
+      .help("list the devices this wisp can run on (the CPU; CUDA devices with their memory) and exit");
+  cl.epilog("Sizes: MiB = 1024^2 bytes.");
 }
 
 struct TypeRow {
@@ -243,26 +246,29 @@ void print_text(const GgufFile& f, bool tensors, bool metadata) {
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  const ArgParser parser = make_parser();
-  Args args = parser.parse(argc, argv);
-  if (args.help_requested()) {
-    std::fputs(parser.help().c_str(), stdout);
+  InfoFlags flags;
+  CommandLine cl("info",
+                 "Describes a GGUF model: architecture and hyper-parameters, tokenizer, chat template,\n"
+                 "tensors by type (count, parameters, size, bits per weight) and the total size.");
+  declare(cl, flags);
+  if (!cl.parse(argc, argv)) {
+    std::fputs(cl.help().c_str(), stdout);
     return 0;
   }
-  if (args.flag("device")) {
+  if (flags.device) {
     std::fputs(detail::device_report().c_str(), stdout);
     return 0;
   }
-  std::optional<std::string> model = args.value("model");
-  if (model && !args.positionals().empty())
-    throw UsageError("give the model once: -m " + *model + " and '" + args.positionals()[0] + "'");
-  if (!model && args.positionals().empty()) throw UsageError("no model file given");
-  std::string path = model ? *model : args.positionals()[0];
+  const std::optional<std::string>& model = flags.model;
+  if (model && !flags.files.empty())
+    throw UsageError("give the model once: -m " + *model + " and '" + flags.files[0] + "'");
+  if (!model && flags.files.empty()) throw UsageError("no model file given");
+  std::string path = model ? *model : flags.files[0];
   GgufFile f = GgufFile::open(path);
-  if (args.flag("json"))
-    print_json(f, args.flag("tensors"), args.flag("metadata"));
+  if (flags.json)
+    print_json(f, flags.tensors, flags.metadata);
   else
-    print_text(f, args.flag("tensors"), args.flag("metadata"));
+    print_text(f, flags.tensors, flags.metadata);
   return 0;
 }
 
