@@ -66,24 +66,24 @@ struct Row {
 
 }  // namespace
 
-void add_speculative_bench_flags(ArgParser& p) {
-  p.option("tasks")
+void add_speculative_bench_flags(CommandLine& cl, SpeculativeBenchFlags& f) {
+  cl.option("--tasks", f.tasks)
       .value_name("FILE")
-      .default_value("bench/spec_tasks.jsonl")
       .help("with --lookup/--draft: the task set, one JSON object a line: name, kind (quote|chat), prompt");
 }
 
-int bench_speculative(const Args& a, const std::string& model, int threads, std::size_t n_gen, int reps) {
+int bench_speculative(const SpeculativeBenchFlags& f, const std::string& model, int threads, std::size_t n_gen,
+                      int reps) {
   if (n_gen < 2) throw UsageError("bench --lookup/--draft: -n must be at least 2");
-  const std::vector<Task> tasks = load_tasks(a.str("tasks"));
+  const std::vector<Task> tasks = load_tasks(f.tasks);
   LoadedModel lm;
   lm.model = Model::load(model);
   lm.session.n_threads = threads;
   lm.session.n_ctx = 2048;
-  lm.session.exact = a.flag("exact");
+  lm.session.exact = f.exact;
   const Tokenizer tokenizer = Tokenizer::from_gguf(detail::model_state(*lm.model).file);
   const SamplerParams greedy{.temperature = 0.0f};
-  std::unique_ptr<Speculator> spec = speculator_from_flags(a, lm, tokenizer, greedy);
+  std::unique_ptr<Speculator> spec = speculator_from_flags(f.speculation, lm, tokenizer, greedy);
   auto engine = Engine::create(lm.model, {.n_threads = threads, .kv_tokens = lm.session.n_ctx});
 
   std::vector<Row> rows;
@@ -123,12 +123,12 @@ int bench_speculative(const Args& a, const std::string& model, int threads, std:
     for (double x : v) s += std::log(x);
     return std::exp(s / static_cast<double>(v.size()));
   };
-  const char* mode = a.has("lookup") ? "lookup" : "draft";
-  if (a.flag("json")) {
+  const char* mode = f.speculation.lookup ? "lookup" : "draft";
+  if (f.json) {
     nlohmann::json j = {
         {"model", model}, {"mode", mode}, {"threads", threads}, {"n_gen", n_gen}, {"repetitions", reps}};
-    if (a.has("draft")) j["draft"] = a.str("draft");
-    if (a.has("lookup")) j["lookup"] = a.int64("lookup");
+    if (f.speculation.draft) j["draft"] = *f.speculation.draft;
+    if (f.speculation.lookup) j["lookup"] = *f.speculation.lookup;
     for (const Row& r : rows) {
       j["tasks"].push_back({{"name", r.task.name},
                             {"kind", r.task.kind},

@@ -20,12 +20,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "args.h"
+#include "command_line.h"
 #include "bench_speculative.h"
 #include "commands.h"
 #include "core/cpu_features.h"
@@ -47,43 +48,47 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 using Clock = std::chrono::steady_clock;
 
-ArgParser make_parser() {
-  ArgParser p("bench",
-              "Measures prefill (pp) and decode (tg) tokens/s for each model file: size, bits per\n"
-              "weight, tok/s +- stddev, effective GB/s and, with --bandwidth, the share of the\n"
-              "machine's measured read bandwidth that decode reaches.");
-  p.positionals("FILE...", 0, 64);
-  p.option("model").short_name('m').value_name("FILE[,FILE...]").help("model files (comma-separated; or positional)");
-  p.option("n-prompt", ArgKind::kInt)
-      .short_name('p')
-      .default_value("512")
-      .help("prompt tokens of the prefill test (0: skip)");
-  p.option("n-gen", ArgKind::kInt)
-      .short_name('n')
-      .default_value("128")
-      .help("generated tokens of the decode test (0: skip)");
-  p.option("repetitions", ArgKind::kInt)
-      .short_name('r')
-      .default_value("5")
-      .help("timed runs per test (after one warm-up)");
-  p.option("threads", ArgKind::kInt).short_name('t').help("threads (default: physical cores)");
-  p.option("batch")
+struct BenchFlags {
+  std::vector<std::string> files;
+  std::optional<std::string> model;
+  std::int64_t n_prompt = 512, n_gen = 128;
+  int repetitions = 5;
+  std::optional<int> threads;
+  std::optional<std::string> batch;
+  bool exact = false;
+  std::string device = "auto";
+  bool bandwidth = false, json = false, csv = false;
+  std::optional<std::string> svg;
+  SpeculativeBenchFlags spec;
+};
+
+void declare(CommandLine& cl, BenchFlags& f) {
+  cl.positionals("FILE...", f.files, 0, 64);
+  cl.option("-m,--model", f.model).value_name("FILE[,FILE...]").help("model files (comma-separated; or positional)");
+  cl.option("-p,--n-prompt", f.n_prompt).help("prompt tokens of the prefill test (0: skip)");
+  cl.option("-n,--n-gen", f.n_gen).help("generated tokens of the decode test (0: skip)");
+  cl.option("-r,--repetitions", f.repetitions).help("timed runs per test (after one warm-up)");
+  cl.option("-t,--threads", f.threads).help("threads (default: physical cores)");
+  cl.option("--batch", f.batch)
       .value_name("N[,N...]")
       .help(
           "concurrent sequences: for each N, N prompts of -p tokens through the batched engine "
           "(steps of up to 512 tokens), then -n decode steps of one token per sequence; reports "
           "aggregate and per-sequence tok/s (as llama-batched-bench's -npl)");
-  p.flag("exact").help("llama.cpp's batch-dependent float order (default: the batch-invariant order)");
-  p.option("device").value_name("DEV").default_value("auto").help(
-      "where the models run: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and machine have one)");
-  p.flag("bandwidth").help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
-  p.flag("json").help("print JSON (for scripts)");
-  p.flag("csv").help("print CSV");
-  p.option("svg").value_name("FILE").help("write a chart of tok/s against bits per weight");
-  add_speculation_flags(p);
-  add_speculative_bench_flags(p);
-  p.epilog("WISP_ISA=scalar|avx2|avx512 forces a kernel path. MiB = 1024^2 bytes; GB/s = 1e9 bytes/s.");
-  return p;
+  cl.flag("--exact", f.exact).help("llama.cpp's batch-dependent float order (default: the batch-invariant order)");
+  cl.option("--device", f.device)
+      .value_name("DEV")
+      .help(
+          "where the models run: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and machine have "
+          "one)");
+  cl.flag("--bandwidth", f.bandwidth)
+      .help("measure the read bandwidth (multi-threaded streaming read) and report % of it");
+  cl.flag("--json", f.json).help("print JSON (for scripts)");
+  cl.flag("--csv", f.csv).help("print CSV");
+  cl.option("--svg", f.svg).value_name("FILE").help("write a chart of tok/s against bits per weight");
+  add_speculation_flags(cl, f.spec.speculation);
+  add_speculative_bench_flags(cl, f.spec);
+  cl.epilog("WISP_ISA=scalar|avx2|avx512 forces a kernel path. MiB = 1024^2 bytes; GB/s = 1e9 bytes/s.");
 }
 
 // Physical cores: distinct (package, core) pairs in sysfs; hardware threads if unreadable.
@@ -554,14 +559,18 @@ void write_svg(const std::string& path, const std::vector<Result>& rs, const std
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  const ArgParser parser = make_parser();
-  const Args args = parser.parse(argc, argv);
-  if (args.help_requested()) {
-    std::fputs(parser.help().c_str(), stdout);
+  BenchFlags flags;
+  CommandLine cl("bench",
+                 "Measures prefill (pp) and decode (tg) tokens/s for each model file: size, bits per\n"
+                 "weight, tok/s +- stddev, effective GB/s and, with --bandwidth, the share of the\n"
+                 "machine's measured read bandwidth that decode reaches.");
+  declare(cl, flags);
+  if (!cl.parse(argc, argv)) {
+    std::fputs(cl.help().c_str(), stdout);
     return 0;
   }
-  std::vector<std::string> files = args.positionals();
-  if (auto m = args.value("model")) {
+  std::vector<std::string> files = flags.files;
+  if (const auto& m = flags.model) {
     std::size_t start = 0;
     while (start <= m->size()) {
       const std::size_t comma = m->find(',', start);
@@ -571,21 +580,23 @@ int cmd_bench(int argc, char** argv) {
       start = comma + 1;
     }
   }
-  const bool want_bw = args.flag("bandwidth");
+  const bool want_bw = flags.bandwidth;
   if (files.empty() && !want_bw) throw UsageError("bench: give at least one model file (-m FILE or FILE...)");
-  const std::int64_t n_prompt = args.int64("n-prompt"), n_gen = args.int64("n-gen");
-  const int reps = static_cast<int>(args.int64("repetitions"));
+  const std::int64_t n_prompt = flags.n_prompt, n_gen = flags.n_gen;
+  const int reps = flags.repetitions;
   if (n_prompt < 0 || n_gen < 0 || reps < 1) throw UsageError("bench: -p and -n must be >= 0 and -r >= 1");
-  const int threads = args.has("threads") ? static_cast<int>(args.int64("threads")) : physical_cores();
+  const int threads = flags.threads.value_or(physical_cores());
   if (threads < 1) throw UsageError("bench: --threads must be >= 1");
 
-  if (args.has("lookup") || args.has("draft")) {
+  if (flags.spec.speculation.lookup || flags.spec.speculation.draft) {
     if (files.size() != 1) throw UsageError("bench --lookup/--draft: give one target model");
-    return bench_speculative(args, files.front(), threads, static_cast<std::size_t>(n_gen), reps);
+    flags.spec.exact = flags.exact;
+    flags.spec.json = flags.json;
+    return bench_speculative(flags.spec, files.front(), threads, static_cast<std::size_t>(n_gen), reps);
   }
 
   std::vector<int> n_seqs;
-  if (auto b = args.value("batch")) {
+  if (const auto& b = flags.batch) {
     std::size_t start = 0;
     for (;;) {
       const std::size_t comma = b->find(',', start);
@@ -603,8 +614,8 @@ int cmd_bench(int argc, char** argv) {
 
   std::vector<Result> results;
   for (const std::string& f : files) {
-    const bool exact = args.flag("exact");
-    const std::string device = args.str("device");
+    const bool exact = flags.exact;
+    const std::string& device = flags.device;
     std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact, device)
                                            : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs, exact, device);
     results.insert(results.end(), r.begin(), r.end());
@@ -612,9 +623,9 @@ int cmd_bench(int argc, char** argv) {
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
   // each row reports the largest resident size so far).
   const double bw = want_bw ? measure_read_bandwidth(threads) / 1e9 : 0.0;  // GB/s
-  if (args.flag("json")) {
+  if (flags.json) {
     std::printf("%s\n", to_json(results, bw, threads).dump(2).c_str());
-  } else if (args.flag("csv")) {
+  } else if (flags.csv) {
     print_csv(results, bw);
   } else {
     std::printf("wisp bench: %s, %d threads, kernels %s", cpu_model().c_str(), threads,
@@ -624,7 +635,7 @@ int cmd_bench(int argc, char** argv) {
     if (!results.empty() && n_seqs.empty()) print_table(results, bw);
     if (!results.empty() && !n_seqs.empty()) print_batch_table(results);
   }
-  if (auto svg = args.value("svg")) {
+  if (const auto& svg = flags.svg) {
     char title[160];
     std::snprintf(title, sizeof title, "wisp: tokens/s vs bits per weight (%d threads, %s)", threads,
                   isa_name(kernels::dot_kernel_isa()));

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "chat/builtin_templates.h"
@@ -58,29 +59,35 @@ const char* kChatHelp =
     "On a terminal: arrow keys and Ctrl-A/E edit, Up recalls earlier messages (kept across sessions).\n"
     "Ctrl-C stops an answer.\n";
 
-ArgParser make_parser() {
-  ArgParser p("chat", "Chat with a model: type a message, get a streamed answer. Multi-turn; reads a pipe too.");
-  add_model_flags(p);
-  p.option("system").value_name("TEXT").help("system message").group("chat");
-  p.option("n-predict", ArgKind::kInt)
-      .short_name('n')
+struct ChatFlags {
+  ModelFlags model;
+  std::optional<std::string> system;
+  std::int64_t n_predict = 512;
+  std::optional<std::string> chat_template;
+  bool no_history = false;
+  SamplingFlags sampling;
+  SpeculationFlags speculation;
+};
+
+void declare(CommandLine& cl, ChatFlags& f) {
+  add_model_flags(cl, f.model);
+  cl.option("--system", f.system).value_name("TEXT").help("system message").group("chat");
+  cl.option("-n,--n-predict", f.n_predict)
       .value_name("N")
-      .default_value("512")
       .help("most tokens per answer; -1 = until the model ends its turn")
       .group("chat");
-  p.option("chat-template")
+  cl.option("--chat-template", f.chat_template)
       .value_name("NAME")
       .help("use a built-in template (chatml, gemma, llama2, llama3, mistral, zephyr) instead of the file's")
       .group("chat");
-  p.flag("no-history")
+  cl.flag("--no-history", f.no_history)
       .help(
           "keep no input history (default: $XDG_STATE_HOME/wisp/chat_history, "
           "else ~/.local/state/wisp/chat_history)")
       .group("chat");
-  add_sampling_flags(p);
-  add_speculation_flags(p);
-  p.epilog(std::string("In the chat:\n") + kChatHelp);
-  return p;
+  add_sampling_flags(cl, f.sampling);
+  add_speculation_flags(cl, f.speculation);
+  cl.epilog(std::string("In the chat:\n") + kChatHelp);
 }
 
 std::string trim(std::string s) {
@@ -92,24 +99,25 @@ std::string trim(std::string s) {
 }  // namespace
 
 int cmd_chat(int argc, char** argv) {
-  const ArgParser parser = make_parser();
-  Args args = parser.parse(argc, argv);
-  if (args.help_requested()) {
-    std::fputs(parser.help().c_str(), stdout);
+  ChatFlags flags;
+  CommandLine cl("chat", "Chat with a model: type a message, get a streamed answer. Multi-turn; reads a pipe too.");
+  declare(cl, flags);
+  if (!cl.parse(argc, argv)) {
+    std::fputs(cl.help().c_str(), stdout);
     return 0;
   }
-  std::int64_t n_predict = args.int64("n-predict");
+  const std::int64_t n_predict = flags.n_predict;
   if (n_predict < -1 || n_predict == 0)
     throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
   std::string seed_note;
-  SamplerParams sp = sampler_params_from_flags(args, &seed_note);
+  SamplerParams sp = sampler_params_from_flags(flags.sampling, &seed_note);
 
-  LoadedModel lm = load_model_from_flags(args);
+  LoadedModel lm = load_model_from_flags(flags.model);
   const GgufFile& file = detail::model_state(*lm.model).file;
   Tokenizer tokenizer = Tokenizer::from_gguf(file);
 
   ChatTemplateChoice choice;
-  if (auto name = args.value("chat-template")) {
+  if (const auto& name = flags.chat_template) {
     auto src = builtin_chat_template(*name);
     if (!src) throw UsageError("--chat-template: no built-in template named '" + *name + "'");
     choice = {*name, std::string(*src), "chosen with --chat-template"};
@@ -123,9 +131,9 @@ int cmd_chat(int argc, char** argv) {
 
   Session session(lm.model, lm.session);
   std::fprintf(stderr, "running on %s\n", session.engine().device().c_str());
-  Conversation chat(session, tokenizer, std::move(tmpl), args.value("system"));
+  Conversation chat(session, tokenizer, std::move(tmpl), flags.system);
   Sampler sampler(sp);
-  std::unique_ptr<Speculator> speculator = speculator_from_flags(args, lm, tokenizer, sp);
+  std::unique_ptr<Speculator> speculator = speculator_from_flags(flags.speculation, lm, tokenizer, sp);
   const bool tty = ::isatty(STDIN_FILENO) != 0;
   const std::size_t per_answer = n_predict < 0 ? 0 : static_cast<std::size_t>(n_predict);
   // Room kept for an answer when deciding whether old turns must go.
@@ -133,7 +141,7 @@ int cmd_chat(int argc, char** argv) {
   if (tty) std::fprintf(stderr, "context %zu tokens. /help for commands, Ctrl-D to leave.\n", session.n_ctx());
 
   SigintGuard guard;
-  LineReader reader(tty, args.flag("no-history") ? std::string() : LineReader::default_history_path(), g_interrupted);
+  LineReader reader(tty, flags.no_history ? std::string() : LineReader::default_history_path(), g_interrupted);
   std::string line;
   for (;;) {
     ReadStatus rs = reader.read_message(line);

@@ -2,6 +2,7 @@
 // generated; load, prompt and decode timings go to stderr.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
@@ -15,60 +16,67 @@ namespace wisp::cli {
 
 namespace {
 
-ArgParser make_parser() {
-  ArgParser p("run", "Generates a completion for a prompt and prints it, then the timings (on stderr).");
-  add_model_flags(p);
-  p.option("prompt").short_name('p').value_name("TEXT").help("the prompt").group("generation");
-  p.option("file").short_name('f').value_name("FILE").help("read the prompt from a file").group("generation");
-  p.option("n-predict", ArgKind::kInt)
-      .short_name('n')
+struct RunFlags {
+  ModelFlags model;
+  std::optional<std::string> prompt, file;
+  std::int64_t n_predict = 128;
+  bool no_special = false;
+  SamplingFlags sampling;
+  SpeculationFlags speculation;
+};
+
+void declare(CommandLine& cl, RunFlags& f) {
+  add_model_flags(cl, f.model);
+  cl.option("-p,--prompt", f.prompt).value_name("TEXT").help("the prompt").group("generation");
+  cl.option("-f,--file", f.file).value_name("FILE").help("read the prompt from a file").group("generation");
+  cl.option("-n,--n-predict", f.n_predict)
       .value_name("N")
-      .default_value("128")
       .help("most tokens to generate; -1 = until the end of the text or the context")
       .group("generation");
-  p.flag("no-special").help("treat special-token text in the prompt (<|im_start|>) as plain text").group("generation");
-  add_sampling_flags(p);
-  add_speculation_flags(p);
-  p.epilog(
+  cl.flag("--no-special", f.no_special)
+      .help("treat special-token text in the prompt (<|im_start|>) as plain text")
+      .group("generation");
+  add_sampling_flags(cl, f.sampling);
+  add_speculation_flags(cl, f.speculation);
+  cl.epilog(
       "example: wisp run -m models/SmolLM2-135M-Instruct.Q4_1.gguf -p \"The capital of France is\" -n 32 --temp 0");
-  return p;
 }
 
-std::string read_prompt(const Args& a) {
-  if (a.has("prompt") && a.has("file")) throw UsageError("give the prompt once: -p TEXT or -f FILE, not both");
-  if (a.has("file")) {
-    std::string path = a.str("file");
+std::string read_prompt(const RunFlags& f) {
+  if (f.prompt && f.file) throw UsageError("give the prompt once: -p TEXT or -f FILE, not both");
+  if (f.file) {
+    const std::string& path = *f.file;
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(path + ": cannot read the prompt file");
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
   }
-  if (!a.has("prompt")) throw UsageError("no prompt: give -p TEXT or -f FILE");
-  return a.str("prompt");
+  if (!f.prompt) throw UsageError("no prompt: give -p TEXT or -f FILE");
+  return *f.prompt;
 }
 
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  const ArgParser parser = make_parser();
-  Args args = parser.parse(argc, argv);
-  if (args.help_requested()) {
-    std::fputs(parser.help().c_str(), stdout);
+  RunFlags flags;
+  CommandLine cl("run", "Generates a completion for a prompt and prints it, then the timings (on stderr).");
+  declare(cl, flags);
+  if (!cl.parse(argc, argv)) {
+    std::fputs(cl.help().c_str(), stdout);
     return 0;
   }
-  std::string prompt = read_prompt(args);
+  std::string prompt = read_prompt(flags);
   if (prompt.empty()) throw UsageError("the prompt is empty");
-  std::int64_t n_predict = args.int64("n-predict");
+  const std::int64_t n_predict = flags.n_predict;
   if (n_predict < -1 || n_predict == 0)
     throw UsageError("--n-predict must be positive or -1, got " + std::to_string(n_predict));
   std::string seed_note;
-  SamplerParams sp = sampler_params_from_flags(args, &seed_note);
+  SamplerParams sp = sampler_params_from_flags(flags.sampling, &seed_note);
 
-  LoadedModel lm = load_model_from_flags(args);
+  LoadedModel lm = load_model_from_flags(flags.model);
   Tokenizer tokenizer = Tokenizer::from_gguf(detail::model_state(*lm.model).file);
-  std::vector<TokenId> ids =
-      tokenizer.tokenize(prompt, {.add_special = true, .parse_special = !args.flag("no-special")});
+  std::vector<TokenId> ids = tokenizer.tokenize(prompt, {.add_special = true, .parse_special = !flags.no_special});
   if (ids.empty()) throw UsageError("the prompt gives no tokens");
   Session session(lm.model, lm.session);
   std::fprintf(stderr, "running on %s\n", session.engine().device().c_str());
@@ -79,7 +87,7 @@ int cmd_run(int argc, char** argv) {
   if (!seed_note.empty() && sp.temperature > 0) std::fprintf(stderr, "%s\n", seed_note.c_str());
 
   Sampler sampler(sp);
-  std::unique_ptr<Speculator> speculator = speculator_from_flags(args, lm, tokenizer, sp);
+  std::unique_ptr<Speculator> speculator = speculator_from_flags(flags.speculation, lm, tokenizer, sp);
   GenerationOptions opts;
   opts.speculator = speculator.get();
   opts.n_predict = n_predict < 0 ? 0 : static_cast<std::size_t>(n_predict);

@@ -1,27 +1,43 @@
 // Flags that `wisp run` and `wisp chat` share: the model, context, threads and the sampler chain,
-// spelled as llama.cpp spells them.
+// spelled as llama.cpp spells them, each bound to a field of ModelFlags / SamplingFlags.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
-#include "args.h"
+#include "command_line.h"
 #include "sample/sampler_params.h"
 #include "wisp/session.h"
 
 namespace wisp::cli {
 
-void add_model_flags(ArgParser& p);
-void add_sampling_flags(ArgParser& p);
+struct ModelFlags {
+  std::string model;
+  std::optional<std::uint64_t> ctx_size;
+  std::optional<int> threads;
+  std::string kv_type = "f16";  // checked against the known types as it is parsed
+  std::string device = "auto";
+  bool exact = false;
+};
+
+struct SamplingFlags {
+  SamplerParams params;  // every field but the seed comes from its flag, defaults as SamplerParams has them
+  std::optional<std::uint64_t> seed;
+};
+
+void add_model_flags(CommandLine& cl, ModelFlags& f);
+void add_sampling_flags(CommandLine& cl, SamplingFlags& f);
 
 struct LoadedModel {
   std::shared_ptr<const Model> model;
   SessionOptions session;
 };
 
-// Reads -m/-c/-t; loads the model (printing what it loaded to stderr).
-LoadedModel load_model_from_flags(const Args& a);
-// Reads the sampling flags; a missing --seed draws a random one (reported in `seed_note`).
-SamplerParams sampler_params_from_flags(const Args& a, std::string* seed_note);
+// Loads the model the flags name (printing what it loaded to stderr).
+LoadedModel load_model_from_flags(const ModelFlags& f);
+// The checked sampler parameters; a missing --seed draws a random one (reported in `seed_note`).
+SamplerParams sampler_params_from_flags(const SamplingFlags& f, std::string* seed_note);
 
 }  // namespace wisp::cli

@@ -4,8 +4,8 @@
 #include <exception>
 #include <string_view>
 
-#include "args.h"
 #include "commands.h"
+#include "usage_error.h"
 #include "wisp/error.h"
 #include "wisp/version.h"
 

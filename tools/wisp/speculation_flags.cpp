@@ -11,38 +11,32 @@
 
 namespace wisp::cli {
 
-void add_speculation_flags(ArgParser& p) {
-  p.option("lookup", ArgKind::kInt)
+void add_speculation_flags(CommandLine& cl, SpeculationFlags& f) {
+  cl.option("--lookup", f.lookup)
       .value_name("N")
       .group("speculation")
       .help(
           "speculative decoding by prompt lookup: guess the tokens that followed the last earlier occurrence of "
           "the final N..--lookup-min tokens (pays when the answer quotes the prompt: rewrite, summarize, edit)");
-  p.option("lookup-min", ArgKind::kInt)
-      .value_name("N")
-      .default_value("2")
-      .group("speculation")
-      .help("shortest n-gram --lookup matches");
-  p.option("draft")
+  cl.option("--lookup-min", f.lookup_min).value_name("N").group("speculation").help("shortest n-gram --lookup matches");
+  cl.option("--draft", f.draft)
       .value_name("FILE")
       .group("speculation")
       .help("speculative decoding with a draft model (a GGUF with the same vocabulary, e.g. a lower-bit copy)");
-  p.option("draft-max", ArgKind::kInt)
+  cl.option("--draft-max", f.draft_max)
       .value_name("K")
-      .default_value("8")
       .group("speculation")
       .help("most guessed tokens verified per pass (the number adapts to how many are kept)");
-  p.option("draft-p-min", ArgKind::kNumber)
+  cl.option("--draft-p-min", f.draft_p_min)
       .value_name("P")
-      .default_value("0.5")
       .group("speculation")
       .help("--draft: stop guessing at a token the draft gives probability below P");
 }
 
-std::unique_ptr<Speculator> speculator_from_flags(const Args& a, const LoadedModel& target, const Tokenizer& tokenizer,
-                                                  const SamplerParams& sampling) {
-  const bool lookup = a.has("lookup");
-  const bool draft = a.has("draft");
+std::unique_ptr<Speculator> speculator_from_flags(const SpeculationFlags& f, const LoadedModel& target,
+                                                  const Tokenizer& tokenizer, const SamplerParams& sampling) {
+  const bool lookup = f.lookup.has_value();
+  const bool draft = f.draft.has_value();
   if (!lookup && !draft) return nullptr;
   if (lookup && draft) throw UsageError("choose one way to draft: --lookup N or --draft FILE, not both");
   if (target.session.exact) {
@@ -50,7 +44,7 @@ std::unique_ptr<Speculator> speculator_from_flags(const Args& a, const LoadedMod
     // batch, so greedy output would no longer equal plain decoding token for token.
     throw UsageError("--lookup/--draft need the default numerics (batch-invariant); drop --exact");
   }
-  const std::int64_t draft_max = a.int64("draft-max");
+  const std::int64_t draft_max = f.draft_max;
   if (draft_max < 1 || draft_max > 64) throw UsageError("--draft-max must be 1..64, got " + std::to_string(draft_max));
   SpeculationOptions so;
   so.draft_max = static_cast<std::size_t>(draft_max);
@@ -59,17 +53,17 @@ std::unique_ptr<Speculator> speculator_from_flags(const Args& a, const LoadedMod
 
   std::unique_ptr<Drafter> drafter;
   if (lookup) {
-    const std::int64_t n = a.int64("lookup");
-    const std::int64_t n_min = a.int64("lookup-min");
+    const std::int64_t n = *f.lookup;
+    const std::int64_t n_min = f.lookup_min;
     if (n < 1 || n > 64) throw UsageError("--lookup must be 1..64, got " + std::to_string(n));
     if (n_min < 1 || n_min > n) {
       throw UsageError("--lookup-min must be 1..--lookup (" + std::to_string(n) + "), got " + std::to_string(n_min));
     }
     drafter = std::make_unique<PromptLookupDrafter>(static_cast<std::size_t>(n), static_cast<std::size_t>(n_min));
   } else {
-    const double p_min = a.number("draft-p-min");
+    const double p_min = f.draft_p_min;
     if (!(p_min >= 0.0 && p_min <= 1.0)) throw UsageError("--draft-p-min must be in [0, 1]");
-    const std::string path = a.str("draft");
+    const std::string& path = *f.draft;
     auto t0 = std::chrono::steady_clock::now();
     std::shared_ptr<const Model> model = Model::load(path);
     const Tokenizer draft_tokenizer = Tokenizer::from_gguf(detail::model_state(*model).file);
