@@ -5,8 +5,11 @@
 
 #include <wisp/wisp.h>
 
-static int print_piece(const char* text, size_t len, void* user_data) {
-  (void)user_data;
+/* Called once per generated token with its id and the text it completes (maybe none yet). */
+static int print_piece(int32_t token, const char* text, size_t len, void* user_data) {
+  size_t* n_tokens = (size_t*)user_data;
+  (void)token;
+  ++*n_tokens;
   fwrite(text, 1, len, stdout);
   fflush(stdout);
   return 0; /* nonzero would stop the generation here */
@@ -34,13 +37,13 @@ int main(int argc, char** argv) {
   wisp_generate_params gp = wisp_generate_default_params();
   gp.n_predict = argc > 3 ? strtoul(argv[3], NULL, 10) : 32;
   gp.sampler.temperature = 0; /* greedy */
-  wisp_generate_result r;
-  wisp_status st = wisp_generate(session, argv[2], &gp, print_piece, NULL, &r);
+  size_t n_tokens = 0;
+  wisp_status st = wisp_generate_tokens(session, argv[2], &gp, print_piece, &n_tokens, NULL);
   printf("\n");
   if (st != WISP_OK)
     fprintf(stderr, "error: %s\n", wisp_last_error());
   else
-    fprintf(stderr, "wisp %s: %zu tokens\n", wisp_version(), r.n_generated);
+    fprintf(stderr, "wisp %s: %zu tokens\n", wisp_version(), n_tokens);
   wisp_session_free(session);
   wisp_model_free(model);
   return st == WISP_OK ? 0 : 1;

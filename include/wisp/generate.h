@@ -69,6 +69,10 @@ struct GenerationOptions {
   std::size_t n_predict = 128;  // most tokens to sample; 0 = until end of turn or context full
   // Called with each printable chunk of text (complete UTF-8); return false to stop.
   std::function<bool(std::string_view)> on_text;
+  // Called once per sampled token, in order, with its id and the text it completes: "" while a
+  // character's bytes are incomplete, and for an end-of-turn token. Return false to stop. (Text
+  // that only the end of generation flushes, an incomplete character's bytes, reaches on_text alone.)
+  std::function<bool(TokenId, std::string_view)> on_token;
   // Checked before each token; raised from a signal handler to stop an answer (may be null).
   const std::atomic<bool>* cancel = nullptr;
   // Speculative decoding (src/generate/speculative.h): guesses verified several per pass. Null =

@@ -142,6 +142,11 @@ typedef struct wisp_generate_result {
  * is generated. Return 0 to go on, nonzero to stop. */
 typedef int (*wisp_token_callback)(const char* text, size_t len, void* user_data);
 
+/* Called once per sampled token, in order, with its id and the text it completes (complete UTF-8,
+ * not NUL-terminated; len 0 while a character's bytes are still incomplete, and for the
+ * end-of-turn token, which is reported too). Return 0 to go on, nonzero to stop. */
+typedef int (*wisp_token_id_callback)(int32_t token, const char* text, size_t len, void* user_data);
+
 WISP_API wisp_session_params wisp_session_default_params(void);
 /* llama.cpp's defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05, seed 0). */
 WISP_API wisp_generate_params wisp_generate_default_params(void);
@@ -159,6 +164,11 @@ WISP_API size_t wisp_session_n_ctx(const wisp_session* session);
  * `result` may be NULL. A NULL `params` means wisp_generate_default_params(). */
 WISP_API wisp_status wisp_generate(wisp_session* session, const char* prompt, const wisp_generate_params* params,
                                    wisp_token_callback callback, void* user_data, wisp_generate_result* result);
+/* As wisp_generate, streamed one call per sampled token with its id (for callers that keep the
+ * token sequence: to count, log or replay it). The text of all calls joined is wisp_generate's. */
+WISP_API wisp_status wisp_generate_tokens(wisp_session* session, const char* prompt, const wisp_generate_params* params,
+                                          wisp_token_id_callback callback, void* user_data,
+                                          wisp_generate_result* result);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,8 @@ class ChatMessage(ctypes.Structure):
 
 
 TOKEN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t, ctypes.c_void_p)
+TOKEN_ID_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t,
+                                     ctypes.c_void_p)
 
 
 def _candidates():
@@ -93,6 +95,8 @@ def load():
         "wisp_session_n_ctx": (ctypes.c_size_t, [P(SessionHandle)]),
         "wisp_generate": (ctypes.c_int, [P(SessionHandle), ctypes.c_char_p, P(GenerateParams), TOKEN_CALLBACK,
                                          ctypes.c_void_p, P(GenerateResult)]),
+        "wisp_generate_tokens": (ctypes.c_int, [P(SessionHandle), ctypes.c_char_p, P(GenerateParams),
+                                                TOKEN_ID_CALLBACK, ctypes.c_void_p, P(GenerateResult)]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -2,7 +2,7 @@
 import ctypes
 import queue
 import threading
-from typing import Iterable, Iterator, List, Mapping, Optional
+from typing import Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from . import _lib
 
@@ -161,18 +161,31 @@ class Model:
         """Streams the completion of `prompt`: yields each piece of text (complete UTF-8) as it is
         generated, until max_tokens (0: until the end of the turn or the context), an end-of-turn
         token, or the caller stops iterating. temperature <= 0 is greedy."""
+        params = self._params(max_tokens=max_tokens, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                              repeat_penalty=repeat_penalty, penalty_last_n=penalty_last_n, seed=seed,
+                              add_special=add_special, parse_special=parse_special)
+        return self._stream(prompt.encode("utf-8"), params, with_ids=False)
+
+    def generate_tokens(self, prompt: str, **settings) -> Iterator[Tuple[int, str]]:
+        """As generate(), one (token id, text) pair per sampled token: the text is what the token
+        completes ("" while a character's bytes are incomplete, and for an end-of-turn token)."""
+        return self._stream(prompt.encode("utf-8"), self._params(**settings), with_ids=True)
+
+    def _params(self, *, max_tokens: int = 128, temperature: float = 0.8, top_k: int = 40, top_p: float = 0.95,
+                min_p: float = 0.05, repeat_penalty: float = 1.0, penalty_last_n: int = 64, seed: int = 0,
+                add_special: bool = True, parse_special: bool = True):
         p = self._lib.wisp_generate_default_params()
         p.n_predict, p.add_special, p.parse_special = max_tokens, int(add_special), int(parse_special)
         s = p.sampler
         s.temperature, s.top_k, s.top_p, s.min_p = temperature, top_k, top_p, min_p
         s.repeat_penalty, s.penalty_last_n, s.seed = repeat_penalty, penalty_last_n, seed
-        return self._stream(prompt.encode("utf-8"), p)
+        return p
 
     def complete(self, prompt: str, **kwargs) -> str:
         """generate()'s pieces joined."""
         return "".join(self.generate(prompt, **kwargs))
 
-    def _stream(self, prompt: bytes, params) -> Iterator[str]:
+    def _stream(self, prompt: bytes, params, with_ids: bool) -> Iterator:
         # wisp_generate calls back from inside one C call; it runs on a worker thread (ctypes drops
         # the GIL during the call) and hands each piece over a queue, so the caller gets a lazy
         # iterator. Leaving the loop early makes the callback ask wisp to stop.
@@ -185,14 +198,19 @@ class Model:
             pieces.put(ctypes.string_at(text, length).decode("utf-8"))
             return 1 if stop.is_set() else 0
 
-        callback = _lib.TOKEN_CALLBACK(on_text)
+        def on_token(token, text, length, _user):
+            pieces.put((token, ctypes.string_at(text, length).decode("utf-8") if length else ""))
+            return 1 if stop.is_set() else 0
+
+        callback = _lib.TOKEN_ID_CALLBACK(on_token) if with_ids else _lib.TOKEN_CALLBACK(on_text)
+        generate = self._lib.wisp_generate_tokens if with_ids else self._lib.wisp_generate
 
         def run():
             try:
                 self._lib.wisp_session_reset(self._session)
                 result = _lib.GenerateResult()
-                outcome["status"] = self._lib.wisp_generate(self._session, prompt, ctypes.byref(params), callback,
-                                                            None, ctypes.byref(result))
+                outcome["status"] = generate(self._session, prompt, ctypes.byref(params), callback, None,
+                                             ctypes.byref(result))
                 if outcome["status"] != _lib.OK:
                     outcome["message"] = self._lib.wisp_last_error().decode("utf-8", "replace")
             finally:

@@ -36,6 +36,58 @@ wisp::SamplerParams to_cpp(const wisp_sampler_params& p) {
   return s;
 }
 
+// wisp_generate and wisp_generate_tokens: the same generation, with the C callback (if any)
+// installed by `install` into the options. `fn` names the entry point in messages.
+template <typename Install>
+wisp_status generate_with(const char* fn, wisp_session* session, const char* prompt, const wisp_generate_params* params,
+                          wisp_generate_result* result, Install install) {
+  if (session == nullptr) return null_session();
+  if (prompt == nullptr) return fail(WISP_ERR_INVALID_ARGUMENT, std::string(fn) + ": prompt is NULL");
+  const wisp_generate_params p = params ? *params : wisp_generate_default_params();
+  std::optional<wisp::Sampler> sampler;
+  const wisp_status bad = guarded(WISP_ERR_INVALID_ARGUMENT, [&] {
+    sampler.emplace(to_cpp(p.sampler));
+    return WISP_OK;
+  });
+  if (bad != WISP_OK) return bad;
+
+  const wisp::Tokenizer& tok = session->loaded->tokenizer;
+  wisp::Session& s = session->session;
+  std::vector<wisp::TokenId> ids;
+  const wisp_status tokenized = guarded(WISP_ERR_TOKENIZE, [&] {
+    // BOS only at the start of the text, and once: a chat template may print it itself.
+    const bool at_start = s.n_past() == 0 && !session->pending;
+    ids = tok.tokenize(prompt, {.add_special = p.add_special != 0 && at_start, .parse_special = p.parse_special != 0});
+    if (ids.size() >= 2 && ids[0] == tok.bos() && ids[1] == tok.bos()) ids.erase(ids.begin());
+    if (session->pending) ids.insert(ids.begin(), *session->pending);
+    return WISP_OK;
+  });
+  if (tokenized != WISP_OK) return tokenized;
+  if (ids.empty()) return fail(WISP_ERR_INVALID_ARGUMENT, std::string(fn) + ": the prompt gives no tokens");
+  if (s.n_past() + ids.size() > s.n_ctx()) {
+    return fail(WISP_ERR_CONTEXT_FULL, "the prompt is " + std::to_string(ids.size()) + " tokens after " +
+                                           std::to_string(s.n_past()) + " in the session; the context holds " +
+                                           std::to_string(s.n_ctx()));
+  }
+
+  return guarded(WISP_ERR_INTERNAL, [&] {
+    wisp::GenerationOptions opts;
+    opts.n_predict = p.n_predict;
+    install(opts);
+    session->pending.reset();
+    const wisp::GenerationResult r = wisp::generate(s, tok, *sampler, ids, opts);
+    if (!r.tokens.empty()) session->pending = r.tokens.back();
+    if (result != nullptr) {
+      *result = wisp_generate_result{.n_prompt = r.stats.n_prompt,
+                                     .n_generated = r.stats.n_generated,
+                                     .stop = to_c(r.stop),
+                                     .prompt_seconds = r.stats.prompt_seconds,
+                                     .generate_seconds = r.stats.generate_seconds};
+    }
+    return WISP_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -93,52 +145,19 @@ size_t wisp_session_n_ctx(const wisp_session* session) { return session ? sessio
 
 wisp_status wisp_generate(wisp_session* session, const char* prompt, const wisp_generate_params* params,
                           wisp_token_callback callback, void* user_data, wisp_generate_result* result) {
-  if (session == nullptr) return null_session();
-  if (prompt == nullptr) return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_generate: prompt is NULL");
-  const wisp_generate_params p = params ? *params : wisp_generate_default_params();
-  std::optional<wisp::Sampler> sampler;
-  const wisp_status bad = guarded(WISP_ERR_INVALID_ARGUMENT, [&] {
-    sampler.emplace(to_cpp(p.sampler));
-    return WISP_OK;
+  return generate_with("wisp_generate", session, prompt, params, result, [&](wisp::GenerationOptions& opts) {
+    if (callback == nullptr) return;
+    opts.on_text = [=](std::string_view text) { return callback(text.data(), text.size(), user_data) == 0; };
   });
-  if (bad != WISP_OK) return bad;
+}
 
-  const wisp::Tokenizer& tok = session->loaded->tokenizer;
-  wisp::Session& s = session->session;
-  std::vector<wisp::TokenId> ids;
-  const wisp_status tokenized = guarded(WISP_ERR_TOKENIZE, [&] {
-    // BOS only at the start of the text, and once: a chat template may print it itself.
-    const bool at_start = s.n_past() == 0 && !session->pending;
-    ids = tok.tokenize(prompt, {.add_special = p.add_special != 0 && at_start, .parse_special = p.parse_special != 0});
-    if (ids.size() >= 2 && ids[0] == tok.bos() && ids[1] == tok.bos()) ids.erase(ids.begin());
-    if (session->pending) ids.insert(ids.begin(), *session->pending);
-    return WISP_OK;
-  });
-  if (tokenized != WISP_OK) return tokenized;
-  if (ids.empty()) return fail(WISP_ERR_INVALID_ARGUMENT, "wisp_generate: the prompt gives no tokens");
-  if (s.n_past() + ids.size() > s.n_ctx()) {
-    return fail(WISP_ERR_CONTEXT_FULL, "the prompt is " + std::to_string(ids.size()) + " tokens after " +
-                                           std::to_string(s.n_past()) + " in the session; the context holds " +
-                                           std::to_string(s.n_ctx()));
-  }
-
-  return guarded(WISP_ERR_INTERNAL, [&] {
-    wisp::GenerationOptions opts;
-    opts.n_predict = p.n_predict;
-    if (callback != nullptr) {
-      opts.on_text = [&](std::string_view text) { return callback(text.data(), text.size(), user_data) == 0; };
-    }
-    session->pending.reset();
-    const wisp::GenerationResult r = wisp::generate(s, tok, *sampler, ids, opts);
-    if (!r.tokens.empty()) session->pending = r.tokens.back();
-    if (result != nullptr) {
-      *result = wisp_generate_result{.n_prompt = r.stats.n_prompt,
-                                     .n_generated = r.stats.n_generated,
-                                     .stop = to_c(r.stop),
-                                     .prompt_seconds = r.stats.prompt_seconds,
-                                     .generate_seconds = r.stats.generate_seconds};
-    }
-    return WISP_OK;
+wisp_status wisp_generate_tokens(wisp_session* session, const char* prompt, const wisp_generate_params* params,
+                                 wisp_token_id_callback callback, void* user_data, wisp_generate_result* result) {
+  return generate_with("wisp_generate_tokens", session, prompt, params, result, [&](wisp::GenerationOptions& opts) {
+    if (callback == nullptr) return;
+    opts.on_token = [=](wisp::TokenId token, std::string_view text) {
+      return callback(static_cast<int32_t>(token), text.data(), text.size(), user_data) == 0;
+    };
   });
 }
 

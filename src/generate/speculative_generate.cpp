@@ -38,6 +38,11 @@ GenerationResult generate_speculative(Session& session, const Tokenizer& tokeniz
     result.text += chunk;
     return !options.on_text || options.on_text(chunk);
   };
+  // One sampled token to the callbacks: its id and text to on_token, the text to on_text.
+  auto deliver = [&](TokenId tok, const std::string& chunk) {
+    const bool go_on = !options.on_token || options.on_token(tok, chunk);
+    return emit(chunk) && go_on;
+  };
 
   auto t1 = Clock::now();
   std::deque<TokenId> ready;
@@ -57,10 +62,11 @@ GenerationResult generate_speculative(Session& session, const Tokenizer& tokeniz
     result.tokens.push_back(tok);
     ++result.stats.n_generated;
     if (tokenizer.is_eog(tok)) {
+      if (options.on_token) options.on_token(tok, {});  // the turn ends whatever it returns
       result.stop = StopReason::kEndOfTurn;
       break;
     }
-    if (!emit(decoder.push(tok))) {
+    if (!deliver(tok, decoder.push(tok))) {
       result.stop = StopReason::kCallback;
       break;
     }

@@ -1,7 +1,7 @@
 /* The C API (include/wisp/wisp.h), compiled as C: versions, errors and their messages, the buffer
- * protocol, tokenization and a streamed greedy completion on the real SmolLM2 model, both checked
- * against llama.cpp (tests/golden/capi/smollm2_greedy.h, from scripts/gen_golden_capi.py).
- * Usage: test_capi MODEL.gguf */
+ * protocol, tokenization and a streamed greedy completion (as text, and as token ids with their
+ * text) on the real SmolLM2 model, both checked against llama.cpp (tests/golden/capi/smollm2_greedy.h, from
+ * scripts/gen_golden_capi.py). Usage: test_capi MODEL.gguf */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,19 @@ static int on_text(const char* text, size_t len, void* user) {
   return s->stop_after != 0 && s->calls >= s->stop_after;
 }
 
+typedef struct {
+  int ids[64];
+  size_t n;
+  Stream text;
+} TokenStream;
+
+static int on_token(int32_t token, const char* text, size_t len, void* user) {
+  TokenStream* s = (TokenStream*)user;
+  if (s->n < N_ELEMS(s->ids)) s->ids[s->n] = token;
+  ++s->n;
+  return on_text(text, len, &s->text);
+}
+
 static void test_version(void) {
   char expect[64];
   snprintf(expect, sizeof(expect), "%d.%d.%d", WISP_VERSION_MAJOR, WISP_VERSION_MINOR, WISP_VERSION_PATCH);
@@ -55,6 +68,7 @@ static void test_errors(void) {
   CHECK(wisp_model_load(NULL, &m) == WISP_ERR_INVALID_ARGUMENT);
   CHECK(strlen(wisp_last_error()) > 0);
   CHECK(wisp_generate(NULL, "x", NULL, NULL, NULL, NULL) == WISP_ERR_INVALID_ARGUMENT);
+  CHECK(wisp_generate_tokens(NULL, "x", NULL, NULL, NULL, NULL) == WISP_ERR_INVALID_ARGUMENT);
   wisp_model_free(NULL);
   wisp_session_free(NULL);
 }
@@ -131,6 +145,24 @@ static void test_model(const char* path) {
   CHECK(r.stop == WISP_STOP_CALLBACK);
   CHECK(two.calls == 2);
   CHECK(strncmp(two.text, GOLDEN_TEXT, two.len) == 0);
+
+  /* With the token ids: one call per sampled token, llama.cpp's ids, the same text; a nonzero
+   * return stops it at that token. */
+  wisp_session_reset(s);
+  TokenStream ts = {0};
+  CHECK(wisp_generate_tokens(s, GOLDEN_PROMPT, &gp, on_token, &ts, &r) == WISP_OK);
+  CHECK(ts.n == N_ELEMS(GOLDEN_GENERATED_IDS));
+  for (size_t i = 0; i < ts.n && i < N_ELEMS(GOLDEN_GENERATED_IDS); ++i) CHECK(ts.ids[i] == GOLDEN_GENERATED_IDS[i]);
+  CHECK(strcmp(ts.text.text, GOLDEN_TEXT) == 0);
+  CHECK(r.n_generated == GOLDEN_N_PREDICT);
+  wisp_session_reset(s);
+  TokenStream three = {0};
+  three.text.stop_after = 3;
+  CHECK(wisp_generate_tokens(s, GOLDEN_PROMPT, &gp, on_token, &three, &r) == WISP_OK);
+  CHECK(r.stop == WISP_STOP_CALLBACK);
+  CHECK(three.n == 3);
+  CHECK(r.n_generated == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(three.ids[i] == GOLDEN_GENERATED_IDS[i]);
 
   /* Bad settings and a prompt over the context are errors, not crashes. */
   gp.sampler.top_p = 2.0f;

@@ -65,6 +65,14 @@ def test_generate_streams_llama_cpp_greedy_text(model, llama):
     assert model.complete(prompt, max_tokens=16, temperature=0).encode() == expected  # a fresh context each time
 
 
+def test_generate_tokens_gives_llama_cpp_greedy_ids_with_their_text(model, llama):
+    prompt = "The capital of France is"
+    tokens, expected = llama_greedy(llama, model.tokenize(prompt), 16)
+    pairs = list(model.generate_tokens(prompt, max_tokens=16, temperature=0))
+    assert [t for t, _ in pairs] == tokens  # one pair per sampled token, llama.cpp's ids
+    assert "".join(text for _, text in pairs).encode() == expected
+
+
 def test_generate_stops_when_the_caller_stops(model):
     it = model.generate("Once upon a time", max_tokens=24, temperature=0)
     first = [next(it) for _ in range(3)]
