@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/progress.h"
 #include "formats/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 #include "wisp/error.h"
@@ -189,6 +190,8 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   const SessionOptions so{.n_ctx = static_cast<std::size_t>(n_ctx)};
   std::vector<double> lp, lb;
   std::vector<float> saved;
+  // Windows done, tokens evaluated (both models') per second and the time left, on a terminal only.
+  Progress progress("ppl", "windows", static_cast<std::uint64_t>(res.n_chunks), opt.log);
   for (std::int64_t c = 0; c < res.n_chunks; ++c) {
     std::vector<TokenId> window(tokens.begin() + c * n_ctx, tokens.begin() + (c + 1) * n_ctx);
     if (add_bos) window[0] = tok.bos();  // each window starts as a fresh document
@@ -225,14 +228,18 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
       }
       ++res.n_scored;
     }
-    if (opt.log) {
-      std::fprintf(opt.log, "[%lld/%lld] ppl %.4f", static_cast<long long>(c + 1), static_cast<long long>(res.n_chunks),
-                   res.ppl());
-      if (res.has_base)
-        std::fprintf(opt.log, "  base %.4f  KL %.5f  top-1 %.2f%%", res.base_ppl(), res.mean_kl(), 100 * res.top1());
-      std::fprintf(opt.log, "\n");
+    if (progress.enabled()) {
+      char note[128];
+      int len = std::snprintf(note, sizeof note, "ppl %.4f", res.ppl());
+      if (res.has_base && len > 0) {
+        std::snprintf(note + len, sizeof note - static_cast<std::size_t>(len), ", KL %.5f, top-1 %.2f%%", res.mean_kl(),
+                      100 * res.top1());
+      }
+      const std::uint64_t evaluated = static_cast<std::uint64_t>((c + 1) * n_ctx) * (base ? 2 : 1);
+      progress.update(static_cast<std::uint64_t>(c + 1), evaluated, note);
     }
   }
+  progress.finish();
   if (save) save->finish();
   return res;
 }

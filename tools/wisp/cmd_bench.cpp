@@ -30,6 +30,7 @@
 #include "bench_speculative.h"
 #include "commands.h"
 #include "core/cpu_features.h"
+#include "core/progress.h"
 #include "core/read_bandwidth.h"
 #include "formats/gguf_file.h"
 #include "kernels/dot.h"
@@ -209,14 +210,14 @@ double open_to_first_logits_ms(const std::string& path, int reps, int threads, c
 }
 
 std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, std::int64_t n_gen, int reps,
-                               int threads, bool exact, const std::string& device) {
+                               int threads, bool exact, const std::string& device, Progress& progress) {
   const FileFacts facts = file_facts(path);
   const double load_ms = open_to_first_logits_ms(path, reps, threads, device);
   std::shared_ptr<const Model> model = Model::load(path);
   const SessionOptions so{
       .n_ctx = static_cast<std::size_t>(n_prompt + n_gen + 16), .n_threads = threads, .exact = exact, .device = device};
   Session s(model, so);
-  std::fprintf(stderr, "bench: %s on %s\n", path.c_str(), s.engine().device().c_str());
+  progress.print_line("bench: " + path + " on " + s.engine().device());
   const std::int64_t n_vocab = model->info().n_vocab;
   std::vector<Result> out;
   auto timed = [&](auto&& body) {
@@ -613,13 +614,18 @@ int cmd_bench(int argc, char** argv) {
   }
 
   std::vector<Result> results;
+  // Which file is being measured, of how many (a comparison over many files takes minutes); on a
+  // terminal only.
+  Progress progress("bench", "files", files.size());
   for (const std::string& f : files) {
+    progress.update(static_cast<std::uint64_t>(&f - files.data()), 0, "now " + f.substr(f.find_last_of('/') + 1));
     const bool exact = flags.exact;
     const std::string& device = flags.device;
-    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact, device)
+    std::vector<Result> r = n_seqs.empty() ? bench_file(f, n_prompt, n_gen, reps, threads, exact, device, progress)
                                            : bench_batched(f, n_prompt, n_gen, reps, threads, n_seqs, exact, device);
     results.insert(results.end(), r.begin(), r.end());
   }
+  progress.finish();
   // After the models, so its 1 GiB buffer does not show in their peak RSS (a process-wide peak:
   // each row reports the largest resident size so far).
   const double bw = want_bw ? measure_read_bandwidth(threads) / 1e9 : 0.0;  // GB/s

@@ -147,3 +147,36 @@ TEST(Eval, SavedBaseLogitsGiveTheSameDelta) {
 
 }  // namespace
 }  // namespace wisp::eval
+
+namespace wisp::eval {
+namespace {
+
+// `wisp ppl`'s progress line (windows done / total, tok/s, ETA): drawn on a terminal, which
+// script(1) gives it here, and absent when stderr is a file.
+TEST(PplCli, ProgressOnlyOnATerminal) {
+  const std::string model_path = std::string(WISP_MODELS_DIR) + "/SmolLM2-135M-Instruct.Q4_1.gguf";
+  if (!std::ifstream(model_path)) GTEST_SKIP() << model_path << " not present (scripts/fetch_models)";
+  const std::string dir = ::testing::TempDir();
+  const std::string args = " ppl -m " + model_path + " -f " + std::string(WISP_SOURCE_DIR) +
+                           "/tests/data/declaration.txt -c 64 --chunks 3 -t 2";
+  const std::string piped = dir + "/wisp_ppl_piped.txt", tty = dir + "/wisp_ppl_tty.txt";
+  ASSERT_EQ(std::system(("'" WISP_BINARY "'" + args + " > /dev/null 2> " + piped).c_str()), 0);
+  const std::string off = read(piped);
+  EXPECT_NE(off.find("device:"), std::string::npos) << off;  // stderr was written to, just not the progress
+  EXPECT_EQ(off.find("windows"), std::string::npos) << off;
+  EXPECT_EQ(off.find('\r'), std::string::npos) << off;
+
+  // script -q: no banner; -e: its status is the command's; the terminal's output goes to stdout.
+  const std::string cmd = "script -qec \"'" WISP_BINARY "'" + args + " > /dev/null\" /dev/null > " + tty;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string on = read(tty);
+  EXPECT_NE(on.find("\r\033[Kppl: 1/3 windows (33%), "), std::string::npos) << on;
+  EXPECT_NE(on.find("\r\033[Kppl: 3/3 windows (100%), "), std::string::npos) << on;  // the last is always drawn
+  EXPECT_NE(on.find(" tok/s"), std::string::npos) << on;
+  EXPECT_NE(on.find("ETA "), std::string::npos) << on;
+  std::remove(piped.c_str());
+  std::remove(tty.c_str());
+}
+
+}  // namespace
+}  // namespace wisp::eval
