@@ -7,10 +7,12 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
-#include "args.h"
+#include "command_line.h"
 #include "commands.h"
 #include "kv/kv_type.h"
 #include "plan/units.h"
@@ -21,176 +23,182 @@ namespace wisp::cli {
 
 namespace {
 
-ArgParser make_parser() {
-  ArgParser p("serve",
-              "An OpenAI-compatible HTTP server (chat and text completions, streaming) over the batched engine.");
-  p.option("model").short_name('m').value_name("FILE").help("the GGUF model").required().group("model");
-  p.option("alias").value_name("NAME").help("the model's name in answers (default: the file's name)").group("model");
-  p.option("host")
-      .value_name("ADDR")
-      .default_value("127.0.0.1")
-      .help("address to listen on (0.0.0.0: every interface)")
-      .group("http");
-  p.option("port", ArgKind::kInt)
-      .value_name("N")
-      .default_value("8080")
-      .help("port to listen on (0: any free one)")
-      .group("http");
-  p.option("api-key")
+struct ServeFlags {
+  std::string model;
+  std::optional<std::string> alias;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::optional<std::string> api_key;
+  std::size_t max_queue = 64;
+  std::uint64_t max_body = 8u << 20;
+  std::optional<std::size_t> http_threads;
+  bool quiet = false;
+  std::size_t parallel = 8;
+  std::optional<std::size_t> ctx;
+  std::string kv_type = "f16";
+  std::optional<std::uint64_t> kv_mem;
+  std::optional<std::size_t> kv_tokens;
+  std::uint32_t kv_block = 16;
+  std::optional<int> threads;
+  std::size_t step_tokens = 512;
+  std::optional<std::size_t> n_predict;
+  std::string device = "auto";
+  std::optional<std::size_t> lookup;
+  std::size_t lookup_min = 2, draft_max = 8;
+  bool exact = false;
+};
+
+void declare(CommandLine& cl, ServeFlags& f) {
+  cl.option("-m,--model", f.model).value_name("FILE").help("the GGUF model").required().group("model");
+  cl.option("--alias", f.alias)
+      .value_name("NAME")
+      .help("the model's name in answers (default: the file's name)")
+      .group("model");
+  cl.option("--host", f.host).value_name("ADDR").help("address to listen on (0.0.0.0: every interface)").group("http");
+  cl.option("--port", f.port).value_name("N").help("port to listen on (0: any free one)").group("http");
+  cl.option("--api-key", f.api_key)
       .value_name("KEY")
       .help("require 'Authorization: Bearer KEY' on every route but /health and /openapi.json")
       .group("http");
-  p.option("max-queue", ArgKind::kInt)
+  cl.option("--max-queue", f.max_queue)
       .value_name("N")
-      .default_value("64")
       .help("requests that may wait beyond the running ones; more get 503 with Retry-After")
       .group("http");
-  p.option("max-body").value_name("SIZE").default_value("8MiB").help("largest request body (more: 413)").group("http");
-  p.option("http-threads", ArgKind::kInt)
+  cl.converted("--max-body", f.max_body, plan::parse_size)
+      .value_name("SIZE")
+      .default_text("8MiB")
+      .help("largest request body (more: 413)")
+      .group("http");
+  cl.positive("--http-threads", f.http_threads)
       .value_name("N")
       .help("connection threads (default: parallel + max-queue + 16, at least 32)")
       .group("http");
-  p.flag("quiet").help("no line per answer on stderr").group("http");
-  p.option("parallel", ArgKind::kInt)
-      .short_name('n')
+  cl.flag("--quiet", f.quiet).help("no line per answer on stderr").group("http");
+  cl.positive("-n,--parallel", f.parallel)
       .value_name("N")
-      .default_value("8")
       .help("requests running at once (continuous batching)")
       .group("engine");
-  p.option("ctx", ArgKind::kInt)
-      .short_name('c')
+  cl.positive("-c,--ctx", f.ctx)
       .value_name("N")
       .help("tokens per request, prompt and answer (default: the training context, at most 4096)")
       .group("engine");
-  p.option("kv-type")
+  cl.converted("--kv-type", f.kv_type, [](std::string_view s) { return std::string(kv_type_by_name(s).name); })
       .value_name("TYPE")
-      .default_value("f16")
+      .default_text("f16")
       .help("how the KV cache stores K and V: " + kv_type_names())
       .group("engine");
-  p.option("kv-mem")
+  cl.converted("--kv-mem", f.kv_mem, plan::parse_size)
       .value_name("SIZE")
       .help("KV pool size in bytes (\"512MiB\"); default: parallel * ctx tokens")
       .group("engine");
-  p.option("kv-tokens", ArgKind::kInt)
+  cl.positive("--kv-tokens", f.kv_tokens)
       .value_name("N")
       .help("KV pool size in tokens (instead of --kv-mem)")
       .group("engine");
-  p.option("kv-block", ArgKind::kInt)
+  cl.positive("--kv-block", f.kv_block)
       .value_name("N")
-      .default_value("16")
       .help("tokens per KV block (1 to 256): prompts share their cached prefix in whole blocks")
       .group("engine");
-  p.option("threads", ArgKind::kInt)
-      .short_name('t')
+  cl.positive("-t,--threads", f.threads)
       .value_name("N")
       .help("threads for the forward pass (default: the machine's cores)")
       .group("engine");
-  p.option("step-tokens", ArgKind::kInt)
+  cl.positive("--step-tokens", f.step_tokens)
       .value_name("N")
-      .default_value("512")
       .help("tokens per forward pass at most (decodes first, then prompt chunks)")
       .group("engine");
-  p.option("n-predict", ArgKind::kInt)
+  cl.positive("--n-predict", f.n_predict)
       .value_name("N")
       .help(
           "most tokens an answer generates, whatever max_tokens asks (cut with finish_reason length; default: the "
           "context)")
       .group("engine");
-  p.option("device").value_name("DEV").default_value("auto").group("engine").help(
-      "where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
-      "machine have one, else the CPU)");
-  p.option("lookup", ArgKind::kInt)
+  cl.option("--device", f.device)
+      .value_name("DEV")
+      .group("engine")
+      .help(
+          "where the forward pass runs: cpu, cuda, cuda:N, or auto (the first CUDA device if the build and the "
+          "machine have one, else the CPU)");
+  cl.option("--lookup", f.lookup)
       .value_name("N")
       .group("speculation")
       .help(
           "prompt-lookup speculative decoding for every request (a request's \"speculative\": {\"lookup\": N} "
           "overrides, 0 turns it off): guesses from the text's earlier occurrences of its final N tokens, verified "
           "in the batched step; answers are unchanged");
-  p.option("lookup-min", ArgKind::kInt)
-      .value_name("N")
-      .default_value("2")
-      .group("speculation")
-      .help("shortest n-gram --lookup matches");
-  p.option("draft-max", ArgKind::kInt)
+  cl.option("--lookup-min", f.lookup_min).value_name("N").group("speculation").help("shortest n-gram --lookup matches");
+  cl.option("--draft-max", f.draft_max)
       .value_name("K")
-      .default_value("8")
       .group("speculation")
       .help("most guesses verified per step and request (the number adapts to how many are kept)");
-  p.flag("exact").group("engine").help(
-      "llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
-  p.epilog(
+  cl.flag("--exact", f.exact)
+      .group("engine")
+      .help("llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
+  cl.epilog(
       "routes: POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /health, GET /metrics,\n"
       "        POST /tokenize, POST /detokenize, GET /openapi.json (docs/serve.md)\n"
       "example:\n"
       "  wisp serve -m models/SmolLM2-135M-Instruct.Q4_1.gguf --port 8080 &\n"
       "  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \\\n"
       "       -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 32}'\n");
-  return p;
 }
 
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
-  const ArgParser parser = make_parser();
-  Args args = parser.parse(argc, argv);
-  if (args.help_requested()) {
-    std::fputs(parser.help().c_str(), stdout);
+  ServeFlags f;
+  CommandLine cl("serve",
+                 "An OpenAI-compatible HTTP server (chat and text completions, streaming) over the batched engine.");
+  declare(cl, f);
+  if (!cl.parse(argc, argv)) {
+    std::fputs(cl.help().c_str(), stdout);
     return 0;
   }
   serve::ServeOptions o;
-  o.model_path = args.str("model");
-  o.alias = args.value("alias").value_or("");
-  o.host = args.str("host");
-  const std::int64_t port = args.int64("port");
-  if (port < 0 || port > 65535) throw UsageError("--port must be between 0 and 65535, got " + std::to_string(port));
-  o.port = static_cast<int>(port);
-  o.api_key = args.value("api-key").value_or("");
-  if (args.has("api-key") && o.api_key.empty()) throw UsageError("--api-key is empty");
-  const std::int64_t max_queue = args.int64("max-queue");
-  if (max_queue < 0) throw UsageError("--max-queue must be 0 or more, got " + std::to_string(max_queue));
-  o.max_queue = static_cast<std::size_t>(max_queue);
-  o.max_body =
-      static_cast<std::size_t>(*args.convert("max-body", [](std::string_view s) { return plan::parse_size(s); }));
-  if (o.max_body < 1024) throw UsageError("--max-body must be at least 1KiB");
-  if (auto n = args.opt_positive("http-threads")) o.http_threads = static_cast<std::size_t>(*n);
-  o.log_requests = !args.flag("quiet");
-  o.parallel = static_cast<std::size_t>(args.positive("parallel"));
+  o.model_path = f.model;
+  o.alias = f.alias.value_or("");
+  o.host = f.host;
+  if (f.port < 0 || f.port > 65535)
+    throw UsageError("--port must be between 0 and 65535, got " + std::to_string(f.port));
+  o.port = f.port;
+  o.api_key = f.api_key.value_or("");
+  if (f.api_key && o.api_key.empty()) throw UsageError("--api-key is empty");
+  o.max_queue = f.max_queue;
+  if (f.max_body < 1024) throw UsageError("--max-body must be at least 1KiB");
+  o.max_body = static_cast<std::size_t>(f.max_body);
+  if (f.http_threads) o.http_threads = *f.http_threads;
+  o.log_requests = !f.quiet;
+  o.parallel = f.parallel;
   if (o.parallel > 1024) throw UsageError("--parallel must be at most 1024");
-  if (auto c = args.opt_positive("ctx")) o.ctx = static_cast<std::size_t>(*c);
-  o.kv_type = std::string(args.convert("kv-type", [](std::string_view s) { return kv_type_by_name(s); })->name);
-  if (args.has("kv-mem") && args.has("kv-tokens")) throw UsageError("give the KV pool once: --kv-mem or --kv-tokens");
-  if (args.has("kv-mem")) o.kv_mem = *args.convert("kv-mem", [](std::string_view s) { return plan::parse_size(s); });
-  if (auto n = args.opt_positive("kv-tokens")) o.kv_tokens = static_cast<std::size_t>(*n);
-  const std::uint64_t kv_block = args.positive("kv-block");
-  if (kv_block > 256) throw UsageError("--kv-block must be at most 256 tokens, got " + std::to_string(kv_block));
-  o.kv_block = static_cast<std::uint32_t>(kv_block);
-  if (auto t = args.opt_positive("threads")) {
-    if (*t > 1024) throw UsageError("--threads must be at most 1024");
-    o.threads = static_cast<int>(*t);
+  if (f.ctx) o.ctx = *f.ctx;
+  o.kv_type = f.kv_type;
+  if (f.kv_mem && f.kv_tokens) throw UsageError("give the KV pool once: --kv-mem or --kv-tokens");
+  if (f.kv_mem) o.kv_mem = *f.kv_mem;
+  if (f.kv_tokens) o.kv_tokens = *f.kv_tokens;
+  if (f.kv_block > 256) throw UsageError("--kv-block must be at most 256 tokens, got " + std::to_string(f.kv_block));
+  o.kv_block = f.kv_block;
+  if (f.threads) {
+    if (*f.threads > 1024) throw UsageError("--threads must be at most 1024");
+    o.threads = *f.threads;
   }
-  o.step_tokens = static_cast<std::size_t>(args.positive("step-tokens"));
+  o.step_tokens = f.step_tokens;
   if (o.step_tokens > 512) throw UsageError("--step-tokens must be at most 512 (the engine's step)");
-  if (auto n = args.opt_positive("n-predict")) o.n_predict = static_cast<std::size_t>(*n);
-  o.exact = args.flag("exact");
-  if (args.has("lookup")) {
-    const std::int64_t n = args.int64("lookup");
-    if (n < 0 || n > static_cast<std::int64_t>(kMaxLookup)) {
-      throw UsageError("--lookup must be 0..64, got " + std::to_string(n));
-    }
-    o.lookup.ngram_max = static_cast<std::size_t>(n);
+  if (f.n_predict) o.n_predict = *f.n_predict;
+  o.exact = f.exact;
+  if (f.lookup) {
+    if (*f.lookup > kMaxLookup) throw UsageError("--lookup must be 0..64, got " + std::to_string(*f.lookup));
+    o.lookup.ngram_max = *f.lookup;
   }
-  const std::int64_t n_min = args.int64("lookup-min");
-  if (n_min < 1 || n_min > static_cast<std::int64_t>(kMaxLookup)) {
-    throw UsageError("--lookup-min must be 1..64, got " + std::to_string(n_min));
+  if (f.lookup_min < 1 || f.lookup_min > kMaxLookup) {
+    throw UsageError("--lookup-min must be 1..64, got " + std::to_string(f.lookup_min));
   }
-  o.lookup.ngram_min = static_cast<std::size_t>(n_min);
-  const std::int64_t draft_max = args.int64("draft-max");
-  if (draft_max < 1 || draft_max > static_cast<std::int64_t>(kMaxLookup)) {
-    throw UsageError("--draft-max must be 1..64, got " + std::to_string(draft_max));
+  o.lookup.ngram_min = f.lookup_min;
+  if (f.draft_max < 1 || f.draft_max > kMaxLookup) {
+    throw UsageError("--draft-max must be 1..64, got " + std::to_string(f.draft_max));
   }
-  o.lookup.draft_max = static_cast<std::size_t>(draft_max);
+  o.lookup.draft_max = f.draft_max;
   if (o.lookup.ngram_max > 0 && o.exact) throw UsageError("--lookup needs the default numerics; drop --exact");
-  o.device = args.str("device");
+  o.device = f.device;
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
   // sigwait() below is the one place they arrive. A client hanging up must not kill the server.
