@@ -27,6 +27,14 @@ def window_logprobs(llm, window):
     return log_softmax(np.asarray(llm.scores[: len(window)], dtype=np.float32))
 
 
+def ggml_isa() -> str:
+    """The x86 build of libggml-cpu computing the figure (its float sums and exp differ between the
+    AVX-512 and AVX2 builds in the last bits; wisp's exact numerics are told which to follow)."""
+    import llama_cpp
+
+    return "avx512" if "AVX512 = 1" in llama_cpp.llama_print_system_info().decode() else "avx2"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model")
@@ -63,7 +71,8 @@ def main():
             kl += np.maximum((pb * (lb[rows] - lp[rows])).sum(axis=-1), 0).sum()
             same += int((lb[rows].argmax(-1) == lp[rows].argmax(-1)).sum())
         scored += len(rows)
-    out = {"ppl": math.exp(nll / scored), "n_tokens": len(toks), "n_chunks": n_chunks, "n_scored": scored}
+    out = {"ppl": math.exp(nll / scored), "n_tokens": len(toks), "n_chunks": n_chunks, "n_scored": scored,
+           "ggml_isa": ggml_isa()}
     if base:
         out.update(base_ppl=math.exp(base_nll / scored), mean_kl=kl / scored, top1=same / scored)
     print(json.dumps(out))

@@ -183,6 +183,7 @@ PplResult perplexity(const std::shared_ptr<const Model>& model, const std::share
   const EngineOptions eo{.n_threads = opt.n_threads,
                          .kv_tokens = static_cast<std::size_t>(n_ctx),
                          .exact = opt.exact,
+                         .exact_isa = opt.exact_isa,
                          .device = opt.device};
   const std::shared_ptr<Engine> engine = Engine::create(model, eo);
   const std::shared_ptr<Engine> base_engine = base ? Engine::create(base, eo) : nullptr;

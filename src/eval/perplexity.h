@@ -29,8 +29,9 @@ struct PplOptions {
   // the reference run that the default numerics are measured against (save its logits, then
   // score the default run with base_logits).
   bool exact = false;
-  std::string device = "auto";  // where the models run (EngineOptions::device)
-  std::FILE* log = stderr;      // the device, and a progress line per window when a terminal; nullptr: silence
+  std::string exact_isa = "auto";  // which llama.cpp build `exact` follows (EngineOptions::exact_isa)
+  std::string device = "auto";     // where the models run (EngineOptions::device)
+  std::FILE* log = stderr;         // the device, and a progress line per window when a terminal; nullptr: silence
   // Saved base logits (why: a comparison table scores many models against one base; running the
   // base once and reading its log-probabilities back halves the work of every later row).
   // save_logits: write this model's log-probabilities at the scored positions to this file.
