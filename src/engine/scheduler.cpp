@@ -459,10 +459,13 @@ bool Scheduler::step() {
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
-  // 4. Prompt-lookup guesses on the decodes that asked for them, in what budget and blocks are left.
+  // 4. Prompt-lookup guesses on the decodes that asked for them, in what budget and blocks are left,
+  // when the step has few enough decodes for guesses not to slow the others.
+  const auto n_decodes = static_cast<std::size_t>(std::count_if(
+      running_.begin(), running_.end(), [](const auto& r) { return r->planned == 1 && r->remaining() == 1; }));
   for (auto& rp : running_) {
     Request& r = *rp;
-    if (budget == 0) break;
+    if (budget == 0 || n_decodes > opts_.speculate_max_decodes) break;
     if (r.params.lookup.ngram_max == 0 || r.planned != 1 || r.remaining() != 1) continue;
     plan_guesses(r, budget, committed);
   }

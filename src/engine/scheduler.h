@@ -19,8 +19,9 @@
 // - Prefix caching: every full block of known tokens is published under the hash chain of its
 //   tokens; a new request attaches the leading cached blocks of its prompt and computes only the
 //   rest (at least its last token).
-// - Speculation (prompt lookup, RequestParams::lookup): after every other entry has its tokens, a
-//   decoding request that asked for it appends up to k guesses from its own text (sample/
+// - Speculation (prompt lookup, RequestParams::lookup): in a step with at most
+//   speculate_max_decodes decodes, after every other entry has its tokens, a decoding request that
+//   asked for it appends up to k guesses from its own text (sample/
 //   ngram_lookup.h) to its one token, as far as the step's leftover budget and free blocks allow
 //   (guesses never preempt anyone and never take a prompt chunk's place). The step returns a logits
 //   row per guess; each row is sampled in order exactly as a plain decode would sample it, a guess
@@ -125,6 +126,10 @@ struct SchedulerOptions {
   std::size_t max_running = 16;   // sequences in a step at most
   std::size_t max_context = 0;    // tokens per request at most (prompt + generated); 0: the pool's capacity
   bool prefix_cache = true;
+  // Prompt-lookup guesses are added only to steps with at most this many decodes: each guess costs
+  // a share of a whole step on the CPU (bench/RESULTS.md), so beside other decodes it slows them
+  // more than it gains.
+  std::size_t speculate_max_decodes = 1;
 };
 
 struct SchedulerStats {

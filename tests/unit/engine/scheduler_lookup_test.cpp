@@ -35,7 +35,7 @@ RequestParams with_lookup(RequestParams p, std::size_t ngram = 3, std::size_t dr
 }
 
 TEST(SchedulerLookup, GreedyTokensEqualTheSoloRunBesidePlainRequests) {
-  Harness h(2048, {.step_tokens = 64});
+  Harness h(2048, {.step_tokens = 64, .speculate_max_decodes = 16});
   std::vector<std::pair<RequestId, RequestParams>> sent;
   for (unsigned seed = 1; seed <= 8; ++seed) {
     RequestParams p = req(repetitive(seed), 40);
@@ -98,7 +98,7 @@ TEST(SchedulerLookup, SeededSamplingIsThePlainDecodesToo) {
 
 TEST(SchedulerLookup, StopConditionsInsideAGuessRunEndWhereThePlainDecodeEnds) {
   // max_tokens, stop strings and end-of-sequence met in the middle of a kept run of guesses.
-  Harness h(2048);
+  Harness h(2048, {.speculate_max_decodes = 8});
   std::vector<std::pair<RequestId, RequestParams>> sent;
   for (unsigned seed = 1; seed <= 6; ++seed) {
     RequestParams p = req(repetitive(seed), 5 + seed * 3);
@@ -109,7 +109,7 @@ TEST(SchedulerLookup, StopConditionsInsideAGuessRunEndWhereThePlainDecodeEnds) {
     EXPECT_EQ(h.out[id].tokens, solo_greedy(h.model, p.prompt, p.max_tokens)) << "request " << id;
   }
   // A stop string taken from the plain answer's text: the speculating answer ends at the same place.
-  Harness g(1024);
+  Harness g(1024, {.speculate_max_decodes = 8});
   RequestParams p = req(repetitive(2), 40);
   const RequestId plain = g.submit(p);
   g.sched->run_until_idle();
@@ -127,7 +127,7 @@ TEST(SchedulerLookup, StopConditionsInsideAGuessRunEndWhereThePlainDecodeEnds) {
 // Random speculating and plain requests through a small pool with preemptions and cancellations:
 // every block comes back, and the completed greedy requests equal their solo runs.
 TEST(SchedulerLookup, SmallPoolLeaksNothingAndMatchesSoloRuns) {
-  Harness h(160, {.step_tokens = 40, .max_running = 5}, 8);
+  Harness h(160, {.step_tokens = 40, .max_running = 5, .speculate_max_decodes = 5}, 8);
   std::mt19937 rng(11);
   std::vector<std::pair<RequestId, RequestParams>> sent;
   int n = 0;
@@ -153,6 +153,17 @@ TEST(SchedulerLookup, SmallPoolLeaksNothingAndMatchesSoloRuns) {
   EXPECT_EQ(h.alloc().n_available(), h.alloc().n_blocks());
   EXPECT_EQ(h.alloc().n_sequences(), 0u);
   h.alloc().check_consistency();
+}
+
+TEST(SchedulerLookup, NoGuessesBesideMoreDecodesThanAllowed) {
+  Harness h(1024);  // the default: guesses only in a step with one decode
+  h.submit(with_lookup(req(repetitive(1), 24)));
+  h.submit(req(repetitive(2), 24));
+  h.sched->run_until_idle();
+  EXPECT_EQ(h.sched->stats().spec_drafted, 0u);
+  h.submit(with_lookup(req(repetitive(1), 24)));
+  h.sched->run_until_idle();
+  EXPECT_GT(h.sched->stats().spec_drafted, 0u) << "alone it speculates";
 }
 
 TEST(SchedulerLookup, BadParametersAreClearErrors) {
