@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden logits from llama.cpp for tiny models in the grid block types (IQ1_S, IQ1_M, IQ2_XXS,
-IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S), for tests/unit/model/test_grid_type_parity.cpp.
+IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S), for tests/unit/model/test_block_type_parity.cpp.
 
 llama.cpp's quantizer refuses these types without an importance matrix, so this script makes a
 small one: for every matrix of the tiny model, per input column the mean square of 64 seeded

@@ -1,11 +1,17 @@
-// Logits parity with llama.cpp on files of the codebook and ternary block types (IQ4_XS, IQ4_NL,
-// TQ1_0, TQ2_0): qwen2-tiny's shape (rows of 256 values, 2 layers) with random weights, quantized
-// to each type by llama.cpp's own quantizer, llama.cpp's logits recorded by
-// scripts/gen_golden_logits.py (qwen2-tiny-<type>). With exact numerics wisp runs llama.cpp's
-// float orders for these types (src/kernels/dot_nonlinear.cpp: the one-token dot, tinyBLAS and the
-// repacked GEMV for IQ4_NL, the tiled GEMM for IQ4_XS): the greedy continuations (one token at a
-// time) must be llama.cpp's tokens and every position of the text its top-1; see the comment in
-// ExactLogitsEqualLlamaCpp for the bit-level state. The default (batch-invariant) numerics are
+// Logits parity with llama.cpp on files of the block types added for the GGUFs people have:
+// qwen2-tiny's shape (rows of 256 values, 2 layers) with random weights, quantized by llama.cpp's
+// own quantizer.
+//  - The codebook and ternary types (IQ4_XS, IQ4_NL, TQ1_0, TQ2_0), recorded by
+//    scripts/gen_golden_logits.py (qwen2-tiny-<type>); wisp's exact orders in
+//    src/kernels/dot_nonlinear.cpp (the one-token dot, tinyBLAS and the repacked GEMV for IQ4_NL,
+//    the tiled GEMM for IQ4_XS).
+//  - The grid types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S), which need an
+//    importance matrix (a small one), per file type as llama.cpp mixes it (IQ2_M: IQ2_S matrices;
+//    a few Q2_K..Q5_K and F32 tensors beside), recorded by scripts/gen_golden_iq_logits.py; wisp's
+//    exact orders in src/kernels/dot_iq_grid.cpp, pinned to libggml-cpu's dots by test_golden_dots.
+// With exact numerics, in the ggml build the golden records (EngineOptions::exact_isa), the top-10
+// logits of every position of the 256-token text must be llama.cpp's bit for bit and the greedy
+// continuations (one token at a time) its tokens. The default (batch-invariant) numerics are
 // checked for top-1 agreement.
 #include <gtest/gtest.h>
 
@@ -93,7 +99,9 @@ TEST_P(BlockTypeParity, DefaultNumericsAgreeOnTopOne) {
 
 INSTANTIATE_TEST_SUITE_P(Golden, BlockTypeParity,
                          ::testing::Values("qwen2-tiny-iq4_xs", "qwen2-tiny-iq4_nl", "qwen2-tiny-tq1_0",
-                                           "qwen2-tiny-tq2_0"),
+                                           "qwen2-tiny-tq2_0", "qwen2-tiny-iq1_s", "qwen2-tiny-iq1_m",
+                                           "qwen2-tiny-iq2_xxs", "qwen2-tiny-iq2_xs", "qwen2-tiny-iq2_m",
+                                           "qwen2-tiny-iq3_xxs", "qwen2-tiny-iq3_s"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');
