@@ -5,7 +5,6 @@ against jinja2's rendering of the GGUF's template."""
 import importlib.util
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,6 @@ from conftest import MODEL, ROOT, llama_greedy
 import wisp
 
 GOLDEN = ROOT / "tests" / "golden" / "tokenizer"
-
-
-def wisp_binary() -> Path:
-    """The wisp tool beside the library under test (scripts/test_install: the installed one)."""
-    if os.environ.get("WISP_PREFIX"):
-        return Path(os.environ["WISP_PREFIX"]) / "bin" / "wisp"
-    return Path(os.environ["WISP_LIBRARY"]).parent / "wisp"
 
 
 def test_installed_package_and_version():
