@@ -1,11 +1,10 @@
 #include "cuda/device_weights.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "core/progress.h"
 #include "cuda/cuda_check.h"
 
 namespace wisp::cuda {
@@ -24,19 +23,16 @@ DeviceWeights::DeviceWeights(const GgufFile& file, std::size_t reserve_bytes) {
                 mib(total_b) + " (use a smaller --ctx or --kv-mem, a smaller quantization, or --device cpu)");
   }
   buf_ = DeviceBuffer(total, "the weights");
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
   std::size_t done = 0;
   const std::size_t n = file.tensors().size();
+  Progress progress("cuda: weights", "tensors", n);  // drawn only on a terminal
   for (std::size_t i = 0; i < n; ++i) {
     const GgufTensor& t = file.tensors()[i];
     check(cudaMemcpy(buf_.as<std::uint8_t>() + t.offset, t.data, t.n_bytes, cudaMemcpyHostToDevice),
           "copying the weights to the device");
     done += t.n_bytes;
-    if (tty)
-      std::fprintf(stderr, "\rcuda: weights %zu/%zu tensors, %s of %s", i + 1, n, mib(done).c_str(),
-                   mib(total).c_str());
+    progress.update(i + 1, 0, mib(done) + " of " + mib(total));
   }
-  if (tty) std::fprintf(stderr, "\n");
 }
 
 const std::uint8_t* DeviceWeights::device(const void* host, const char* what) const {
