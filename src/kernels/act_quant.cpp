@@ -7,8 +7,7 @@
 
 #include "formats/block_layouts.h"
 #include "formats/half.h"
-#include "kernels/dot.h"
-#include "kernels/isa_act_quant.h"
+#include "kernels/kernel_set.h"
 #include "wisp/error.h"
 
 namespace wisp::kernels {
@@ -143,27 +142,17 @@ void quantize_q8_K(const float* x, void* out, std::int64_t n, bool positive_wins
 void scalar_q8_K(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, false); }
 void scalar_q8_Kx4(const float* x, void* out, std::int64_t n) { quantize_q8_K(x, out, n, true); }
 
-constexpr IsaActQuant kScalarQuant = {scalar_q8_0, scalar_q8_1, scalar_q8_K, scalar_q8_Kx4};
-
-const IsaActQuant& quantizers_for(Isa isa) {
-#if defined(__x86_64__)
-  if (isa == Isa::kAvx512) return *avx512_act_quant();
-  if (isa == Isa::kAvx2) return *avx2_act_quant();
-#endif
-  return kScalarQuant;
-}
-
-// The quantizers of the dot kernels' ISA, chosen once (WISP_ISA is read once, like the dot table).
-const IsaActQuant& active_quantizers() {
-  static const IsaActQuant& q = quantizers_for(dot_kernel_isa());
-  return q;
-}
+// The quantizers of the dot kernels' ISA (the running bundle, chosen once).
+const IsaActQuant& active_quantizers() { return kernel_set().act_quant; }
 
 }  // namespace
 
+IsaActQuant scalar_act_quant() { return {scalar_q8_0, scalar_q8_1, scalar_q8_K, scalar_q8_Kx4}; }
+
 ActQuantFn find_act_quantizer(ActFormat f, Isa isa) {
-  if (!isa_supported(isa, detect_cpu_features())) return nullptr;
-  const IsaActQuant& q = quantizers_for(isa);
+  const KernelSet* k = kernel_set_for(isa);
+  if (k == nullptr) return nullptr;
+  const IsaActQuant& q = k->act_quant;
   switch (f) {
     case ActFormat::kQ8_0: return q.q8_0;
     case ActFormat::kQ8_1: return q.q8_1;

@@ -70,8 +70,8 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n);
 // Converts one row of n floats into format f at `out` (act_row_bytes(f, n) bytes).
 void convert_act_row(ActFormat f, const float* x, void* out, std::int64_t n);
 
-// The row quantizers, each running the best implementation for this CPU (the dot kernels' ISA,
-// dot_kernel_isa()); every implementation writes the same bytes as the scalar reference.
+// The row quantizers, each running the best implementation for this CPU (the running kernel
+// bundle's, kernel_set.h); every implementation writes the same bytes as the scalar reference.
 void quantize_act_q8_0(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_1(const float* x, void* out, std::int64_t n);
 void quantize_act_q8_K(const float* x, void* out, std::int64_t n);

@@ -1,14 +1,11 @@
-// The dot-kernel table: the one place that decides which implementation runs for a weight type.
-// Each ISA's table starts from the scalar kernels and replaces the functions that ISA implements
-// (isa_dots.h); the ISA is chosen at run time from the CPU's features (core/cpu_features.h), or
-// forced with WISP_ISA=scalar|avx2|avx512|neon|neon-dotprod.
+// The scalar dot kernels of the GGML types, from which every ISA's bundle starts (kernel_set.h:
+// each ISA replaces the functions it implements), and the lookups of dot.h over the bundles.
 #include <array>
 #include <cstddef>
 
 #include "formats/block_types.h"
 #include "kernels/dot.h"
-#include "kernels/dot_wq.h"
-#include "kernels/isa_dots.h"
+#include "kernels/kernel_set.h"
 
 namespace wisp::kernels {
 
@@ -50,73 +47,21 @@ constexpr std::array kScalarKernels = {
     DotKernel{id(GgmlType::kIQ1_M), ActFormat::kQ8_K, scalar::dot_iq1_m, scalar::dot_iq1_m_tiled, 8},
 };
 
-using Table = std::array<DotKernel, kScalarKernels.size()>;
-
-Table build_table(Isa isa) {
-  Table t;
-  for (std::size_t i = 0; i < t.size(); ++i) t[i] = kScalarKernels[i];
-  const IsaDots* dots = nullptr;
-  std::size_t n = 0;
-#if defined(__x86_64__)
-  if (isa == Isa::kAvx512) dots = avx512_dots(&n);
-  if (isa == Isa::kAvx2) dots = avx2_dots(&n);
-#endif
-#if defined(__aarch64__)
-  if (isa == Isa::kNeon) dots = neon_dots(&n);
-  if (isa == Isa::kNeonDotprod) dots = neon_dotprod_dots(&n);
-#endif
-  for (std::size_t j = 0; j < n; ++j) {
-    for (DotKernel& k : t) {
-      if (k.weight_type != dots[j].weight_type) continue;
-      k.isa = isa_name(isa);
-      k.dot = dots[j].dot;
-      if (dots[j].dot_batched != nullptr) k.dot_batched = dots[j].dot_batched;
-      if (dots[j].dot_repacked != nullptr) k.dot_repacked = dots[j].dot_repacked;
-      if (dots[j].dot_repacked_x4 != nullptr) k.dot_repacked_x4 = dots[j].dot_repacked_x4;
-      if (dots[j].dot_invariant != nullptr) {
-        k.dot_invariant = dots[j].dot_invariant;
-        k.act_invariant = dots[j].act_invariant;
-      }
-    }
-  }
-  return t;
-}
-
-// One table per ISA, built on first use (function-local statics: initialised once, thread-safe,
-// never written afterwards).
-const Table& table_for(Isa isa) {
-  static const Table avx512 = build_table(Isa::kAvx512);
-  static const Table avx2 = build_table(Isa::kAvx2);
-  static const Table scalar = build_table(Isa::kScalar);
-  static const Table neon = build_table(Isa::kNeon);
-  static const Table neon_dotprod = build_table(Isa::kNeonDotprod);
-  if (isa == Isa::kNeon) return neon;
-  if (isa == Isa::kNeonDotprod) return neon_dotprod;
-  return isa == Isa::kAvx512 ? avx512 : isa == Isa::kAvx2 ? avx2 : scalar;
-}
-
 }  // namespace
 
+std::span<const DotKernel> scalar_ggml_dots() { return kScalarKernels; }
+
 const DotKernel* find_dot_kernel_for(std::uint32_t type_id, Isa isa) {
-  if (!isa_supported(isa, detect_cpu_features())) return nullptr;
-  for (const DotKernel& k : table_for(isa)) {
-    if (k.weight_type == type_id) return &k;
-  }
-  return find_wq_dot_kernel_for(type_id, isa);
+  const KernelSet* k = kernel_set_for(isa);
+  return k != nullptr ? k->find_dot(type_id) : nullptr;
 }
 
-Isa dot_kernel_isa() {
-  static const Isa isa = selected_isa();  // WISP_ISA is read once per process
-  return isa;
-}
+Isa dot_kernel_isa() { return kernel_set().isa; }
 
 const DotKernel* find_scalar_dot_kernel(std::uint32_t type_id) {
-  for (const DotKernel& k : kScalarKernels) {
-    if (k.weight_type == type_id) return &k;
-  }
-  return find_wq_dot_kernel(type_id);  // wisp's own group-wise types
+  return kernel_set_for(Isa::kScalar)->find_dot(type_id);
 }
 
-const DotKernel* find_dot_kernel(std::uint32_t type_id) { return find_dot_kernel_for(type_id, dot_kernel_isa()); }
+const DotKernel* find_dot_kernel(std::uint32_t type_id) { return kernel_set().find_dot(type_id); }
 
 }  // namespace wisp::kernels

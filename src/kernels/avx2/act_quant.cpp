@@ -1,6 +1,6 @@
 // The avx2 activation quantizers: the x86 bodies (src/kernels/x86/act_quant.h) compiled with this
-// ISA's flags (set per file in CMakeLists.txt), exported for act_quant.cpp.
-#include "kernels/isa_act_quant.h"
+// ISA's flags (set per file in CMakeLists.txt), exported for this ISA's kernel_set.cpp.
+#include "kernels/kernel_set.h"
 #include "kernels/x86/act_quant.h"
 
 namespace wisp::kernels {

@@ -1,7 +1,7 @@
 // The avx2 dot kernels: the x86 kernel bodies (src/kernels/x86/) compiled with this ISA's flags
-// (set per file in CMakeLists.txt), exported as a table for dot_table.cpp.
+// (set per file in CMakeLists.txt), exported as a table for this ISA's kernel_set.cpp.
 #include "formats/block_types.h"
-#include "kernels/isa_dots.h"
+#include "kernels/kernel_set.h"
 #include "kernels/x86/blocks8_dots.h"
 #include "kernels/x86/float_dots.h"
 #include "kernels/x86/grid_dots.h"

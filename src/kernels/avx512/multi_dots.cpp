@@ -1,5 +1,6 @@
 // The avx512 multi-output dots: the x86 bodies (src/kernels/x86/multi_dots.h) compiled with this
-// ISA's flags (set per file in CMakeLists.txt), exported as a table for multi_dots.cpp.
+// ISA's flags (set per file in CMakeLists.txt), exported as a table for this ISA's kernel_set.cpp.
+#include "kernels/kernel_set.h"
 #include "kernels/x86/multi_dots.h"
 #include "kernels/x86/wq_multi_dots.h"
 

@@ -1,6 +1,6 @@
 // The avx512 WQ dots: the x86 bodies (src/kernels/x86/wq_dots.h) compiled with this ISA's flags (set
-// per file in CMakeLists.txt), exported as a table for dot_wq.cpp.
-#include "kernels/isa_wq_dots.h"
+// per file in CMakeLists.txt), exported as a table for this ISA's kernel_set.cpp.
+#include "kernels/kernel_set.h"
 #include "kernels/x86/wq_dots.h"
 
 #define WISP_WQ_TABLE avx512_wq_dots

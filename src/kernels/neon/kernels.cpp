@@ -1,7 +1,7 @@
 // The plain NEON dot kernels (ARMv8.0 Advanced SIMD, every AArch64 CPU): the kernel bodies of
-// this folder compiled without the dot-product extension, exported as a table for dot_table.cpp.
+// this folder compiled without the dot-product extension, exported as this build's kernel bundle (kernel_set.h).
 #include "formats/block_types.h"
-#include "kernels/isa_dots.h"
+#include "kernels/kernel_set.h"
 #include "kernels/neon/kquant_dots.h"
 #include "kernels/neon/legacy_dots.h"
 
@@ -11,3 +11,11 @@
 
 #define WISP_ISA_TABLE neon_dots
 #include "kernels/neon/dot_table.inc"
+
+namespace wisp::kernels {
+
+// The rest of the bundle (multi-output dots, activation quantizers, ggml's 16-lane float paths)
+// keeps the scalar references: NEON has no forms of its own yet.
+void neon_kernels(IsaKernels& k) { k.dots = neon_dots(&k.n_dots); }
+
+}  // namespace wisp::kernels

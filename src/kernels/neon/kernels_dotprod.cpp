@@ -2,7 +2,7 @@
 // into an int32 lane in one instruction), compiled with -march=armv8.2-a+dotprod (set per file in
 // CMakeLists.txt) and chosen at run time only where HWCAP_ASIMDDP says the CPU has it.
 #include "formats/block_types.h"
-#include "kernels/isa_dots.h"
+#include "kernels/kernel_set.h"
 #include "kernels/neon/kquant_dots.h"
 #include "kernels/neon/legacy_dots.h"
 
@@ -12,3 +12,11 @@
 
 #define WISP_ISA_TABLE neon_dotprod_dots
 #include "kernels/neon/dot_table.inc"
+
+namespace wisp::kernels {
+
+// The rest of the bundle (multi-output dots, activation quantizers, ggml's 16-lane float paths)
+// keeps the scalar references: NEON has no forms of its own yet.
+void neon_dotprod_kernels(IsaKernels& k) { k.dots = neon_dotprod_dots(&k.n_dots); }
+
+}  // namespace wisp::kernels

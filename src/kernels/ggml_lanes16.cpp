@@ -1,0 +1,60 @@
+// The portable forms of ggml's 16-lane float paths (Ggml16Ops, kernel_set.h): the operations of
+// ggml's AVX-512 build lane by lane in scalar code, the bits every ISA's form must return. They
+// run where an ISA has no form of its own (scalar, AVX2, NEON).
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/ggml_order.h"
+#include "kernels/kernel_set.h"
+
+namespace wisp::kernels {
+
+namespace {
+
+float dot_gemm(const float* a, const float* b, std::int64_t n) {
+  float acc[16] = {};
+  for (std::int64_t i = 0; i < n; i += 16) {
+    for (int l = 0; l < 16; ++l) acc[l] = std::fma(a[i + l], b[i + l], acc[l]);
+  }
+  return ggml::reduce16(acc);
+}
+
+float dot_vec(const float* a, const float* b, std::int64_t n) {
+  const std::int64_t np = n - n % 64;
+  float acc[4][16] = {};
+  for (std::int64_t i = 0; i < np; i += 64) {
+    for (int j = 0; j < 4; ++j) {
+      for (int l = 0; l < 16; ++l) {
+        const std::int64_t e = i + 16 * j + l;
+        acc[j][l] = std::fma(a[e], b[e], acc[j][l]);
+      }
+    }
+  }
+  for (int l = 0; l < 16; ++l) {
+    acc[0][l] += acc[2][l];
+    acc[1][l] += acc[3][l];
+  }
+  for (int l = 0; l < 16; ++l) acc[0][l] += acc[1][l];
+  double sum = ggml::reduce16(acc[0]);
+  for (std::int64_t e = np; e < n; ++e) sum += static_cast<double>(a[e] * b[e]);
+  return static_cast<float>(sum);
+}
+
+void silu_mul(const float* gate, const float* up, float* out, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = ggml::silu(gate[i]) * up[i];
+}
+
+double exp_sum(float* x, std::int64_t n, float max) {
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < n; i += 16) {
+    for (int l = 0; l < 16; ++l) x[i + l] = ggml::expf(x[i + l] - max);
+    sum += static_cast<double>(ggml::reduce16(x + i));
+  }
+  return sum;
+}
+
+}  // namespace
+
+Ggml16Ops portable_ggml16() { return {dot_gemm, dot_vec, silu_mul, exp_sum}; }
+
+}  // namespace wisp::kernels
