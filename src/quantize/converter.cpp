@@ -160,6 +160,7 @@ ConvertReport convert(const ConvertOptions& opt) {
     to.range_search = opt.range_search;
     to.importance = &importance;
     to.outlier_fraction = opt.outlier_fraction;
+    to.gptq = gptq.get();  // the candidates GPTQ will quantize are measured by their GPTQ error
     to.n_threads = n_threads;
     const auto p0 = std::chrono::steady_clock::now();
     bpw_plan = plan_target_bpw(tensors, opt.policy, to);

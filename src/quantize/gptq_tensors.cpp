@@ -49,20 +49,59 @@ std::vector<double> GptqTensors::hessian(const SourceTensor& t) const {
   return h;
 }
 
+std::unique_ptr<GptqFactor> GptqTensors::make_factor(const SourceTensor& t, std::vector<double> h,
+                                                     const char* what) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fac = std::make_unique<GptqFactor>(gptq_factor(std::move(h), t.ne[0], opt_, t.name));
+  if (log_) {
+    std::fprintf(log_, "gptq: Hessian of %s's input (%lld x %lld from %lld rows) factored%s in %.1f s\n",
+                 t.name.c_str(), static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[0]),
+                 static_cast<long long>(stats_->find(t.name)->sample_rows()), what,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return fac;
+}
+
 const GptqFactor& GptqTensors::factor(const SourceTensor& t) {
   Shared& sh = shared_[stats_->find(t.name)];
-  if (!sh.factor) {
-    const auto t0 = std::chrono::steady_clock::now();
-    sh.factor = std::make_unique<GptqFactor>(gptq_factor(hessian(t), t.ne[0], opt_, t.name));
-    if (log_) {
-      std::fprintf(log_, "gptq: Hessian of %s's input (%lld x %lld from %lld rows) factored in %.1f s\n",
-                   t.name.c_str(), static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[0]),
-                   static_cast<long long>(stats_->find(t.name)->sample_rows()),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-  }
+  if (!sh.factor) sh.factor = make_factor(t, hessian(t), "");
   return *sh.factor;
 }
+
+double GptqTensors::probe_error(const SourceTensor& t, const BlockTypeInfo& type, const float* w, std::int64_t rows,
+                                std::int64_t k) {
+  if (!handles(t, type)) throw Error("gptq: tensor " + t.name + " in " + type.name + " is not quantized by GPTQ");
+  const model::ChannelStats* group = stats_->find(t.name);
+  if (probe_.group != group || !probe_.factor) {
+    probe_.factor.reset();  // the previous group's n^2 doubles go before the next group's arrive
+    probe_.h = hessian(t);
+    probe_.factor = make_factor(t, probe_.h, " for --target-bpw");
+    probe_.group = group;
+  }
+  const WqFormat f = wq_format(type.id);
+  const std::int64_t n = t.ne[0];
+  const std::size_t rb = type.row_bytes(n);
+  std::vector<std::uint8_t> q(rb * static_cast<std::size_t>(rows));
+  std::vector<std::uint32_t> idx(static_cast<std::size_t>(rows * k));
+  std::vector<std::uint16_t> val(static_cast<std::size_t>(rows * k));
+  try {
+    gptq_quantize_rows(*probe_.factor, f, w, rows, q.data(), opt_, k, k > 0 ? idx.data() : nullptr,
+                       k > 0 ? val.data() : nullptr);
+  } catch (const Error& e) {
+    throw Error("tensor " + t.name + ": " + e.what());
+  }
+  std::vector<float> y(static_cast<std::size_t>(rows * n));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    type.dequantize(q.data() + static_cast<std::size_t>(r) * rb, y.data() + r * n, n);
+    for (std::int64_t i = 0; i < k; ++i) {
+      const std::size_t at = static_cast<std::size_t>(r * k + i);
+      y[static_cast<std::size_t>(r * n + idx[at])] += f16_to_f32(val[at]);
+    }
+  }
+  return hessian_relative_error(probe_.h, w, y.data(), rows, n);
+}
+
+void GptqTensors::end_probes() { probe_ = Probe{}; }
 
 void GptqTensors::quantize(const SourceTensor& t, const BlockTypeInfo& type, std::span<std::uint8_t> out,
                            OutlierTable* sparse, ErrorStats* stats, double* out_err) {

@@ -51,8 +51,22 @@ class GptqTensors {
   // The Hessian of the input that `t` is multiplied with (AWQ scaling included), 2/N X^T X.
   std::vector<double> hessian(const SourceTensor& t) const;
 
+  // --target-bpw's measure of one candidate type: the Hessian-weighted relative error
+  // (hessian_relative_error) of GPTQ-quantizing `rows` rows `w` of t (a sample of its rows,
+  // row-major) in `type`, with k outliers per row kept apart and their f16 residuals added back --
+  // the error quantize() would leave on those rows, since GPTQ's rows are independent given the
+  // factor. The Hessian and factor of the input group probed last are kept for the next probe of
+  // the same group (probe a group's tensors together: input_group()) until end_probes(); one
+  // group's are alive at a time. Not thread-safe (the row loop itself runs on n_threads).
+  double probe_error(const SourceTensor& t, const BlockTypeInfo& type, const float* w, std::int64_t rows,
+                     std::int64_t k);
+  void end_probes();
+  // Tensors that share a Hessian (and a factor) share this key.
+  const void* input_group(const SourceTensor& t) const { return stats_->find(t.name); }
+
  private:
   const GptqFactor& factor(const SourceTensor& t);
+  std::unique_ptr<GptqFactor> make_factor(const SourceTensor& t, std::vector<double> h, const char* what) const;
 
   std::shared_ptr<const model::ActivationStats> stats_;
   const AwqPlan& awq_;
@@ -63,6 +77,12 @@ class GptqTensors {
     std::unique_ptr<GptqFactor> factor;
   };
   std::map<const model::ChannelStats*, Shared> shared_;
+  struct Probe {
+    const model::ChannelStats* group = nullptr;
+    std::vector<double> h;  // undamped, for the error
+    std::unique_ptr<GptqFactor> factor;
+  };
+  Probe probe_;
 };
 
 }  // namespace wisp::quantize

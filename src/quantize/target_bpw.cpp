@@ -8,6 +8,7 @@
 
 #include "formats/half.h"
 #include "formats/wq_format.h"
+#include "quantize/gptq_tensors.h"
 #include "quantize/outliers.h"
 #include "wisp/error.h"
 
@@ -53,11 +54,18 @@ std::uint64_t bytes_of(const SourceTensor& t, const BlockTypeInfo& type, double 
   return b;
 }
 
+// The sampled rows of `t` measure_error() and the GPTQ probe read: s evenly spaced rows, so every
+// part of the matrix is seen.
+std::int64_t sample_count(const SourceTensor& t, std::int64_t sample_rows) {
+  return std::min(t.n_rows(), std::max<std::int64_t>(1, sample_rows));
+}
+std::int64_t sample_row(const SourceTensor& t, std::int64_t i, std::int64_t s) { return i * t.n_rows() / s; }
+
 // The relative (importance-weighted) squared error of `type` on the sampled rows of `t`.
 double measure_error(const SourceTensor& t, const BlockTypeInfo& type, const RowOptions& ro, std::int64_t sample_rows,
                      double outlier_fraction) {
-  const std::int64_t rows = t.n_rows(), n = t.ne[0];
-  const std::int64_t s = std::min(rows, std::max<std::int64_t>(1, sample_rows));
+  const std::int64_t n = t.ne[0];
+  const std::int64_t s = sample_count(t, sample_rows);
   const std::int64_t k = outliers_of(t, type, outlier_fraction);
   std::vector<float> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
   std::vector<std::uint8_t> q(type.row_bytes(n));
@@ -65,7 +73,7 @@ double measure_error(const SourceTensor& t, const BlockTypeInfo& type, const Row
   std::vector<std::uint16_t> val(static_cast<std::size_t>(k));
   double err = 0, ref = 0;
   for (std::int64_t i = 0; i < s; ++i) {
-    t.read_row(i * rows / s, x.data());  // evenly spaced rows: every part of the matrix is seen
+    t.read_row(sample_row(t, i, s), x.data());
     if (k > 0) {
       quantize_row_with_outliers(type, x.data(), q.data(), n, ro, k, idx.data(), val.data(), nullptr);
     } else {
@@ -84,15 +92,42 @@ double measure_error(const SourceTensor& t, const BlockTypeInfo& type, const Row
   return ref > 0 ? err / ref : 0.0;
 }
 
+struct Job {
+  std::size_t tensor, cand;
+};
+
+// The GPTQ candidates, one input group at a time (its Hessian is factored once for all of its
+// tensors' candidates, then freed), each tensor's sampled rows read once. Sequential: the GPTQ
+// row loop runs on the converter's threads itself.
+void measure_by_gptq(const std::vector<SourceTensor>& tensors, std::vector<BitItem>& items, std::vector<Job> jobs,
+                     const TargetBpwOptions& opt) {
+  std::map<const void*, std::size_t> group_rank;
+  for (const Job& j : jobs) group_rank.emplace(opt.gptq->input_group(tensors[j.tensor]), group_rank.size());
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const Job& a, const Job& b) {
+    return group_rank[opt.gptq->input_group(tensors[a.tensor])] < group_rank[opt.gptq->input_group(tensors[b.tensor])];
+  });
+  std::vector<float> w;
+  std::size_t rows_of = tensors.size();
+  for (const Job& j : jobs) {
+    const SourceTensor& t = tensors[j.tensor];
+    const std::int64_t n = t.ne[0], s = sample_count(t, opt.sample_rows);
+    if (rows_of != j.tensor) {
+      w.resize(static_cast<std::size_t>(s * n));
+      for (std::int64_t i = 0; i < s; ++i) t.read_row(sample_row(t, i, s), w.data() + i * n);
+      rows_of = j.tensor;
+    }
+    BitCandidate& c = items[j.tensor].candidates[j.cand];
+    c.error = opt.gptq->probe_error(t, *c.type, w.data(), s, outliers_of(t, *c.type, opt.outlier_fraction));
+  }
+  opt.gptq->end_probes();
+}
+
 }  // namespace
 
 std::vector<BitItem> target_bpw_candidates(const std::vector<SourceTensor>& tensors, const TypePolicy& policy,
                                            const TargetBpwOptions& opt) {
   std::vector<BitItem> items(tensors.size());
-  struct Job {
-    std::size_t tensor, cand;
-  };
-  std::vector<Job> jobs;
+  std::vector<Job> jobs, gptq_jobs;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const SourceTensor& t = tensors[i];
     items[i].name = t.name;
@@ -104,7 +139,8 @@ std::vector<BitItem> target_bpw_candidates(const std::vector<SourceTensor>& tens
     const bool protect = policy.keep_embeddings_high && is_embedding_or_output(t.name);
     for (const BlockTypeInfo* type : candidate_types(t, protect)) {
       items[i].candidates.push_back({type, bytes_of(t, *type, opt.outlier_fraction), 0.0});
-      jobs.push_back({i, items[i].candidates.size() - 1});
+      const bool by_gptq = opt.gptq != nullptr && opt.gptq->handles(t, *type);
+      (by_gptq ? gptq_jobs : jobs).push_back({i, items[i].candidates.size() - 1});
     }
   }
   // Measuring is the slow part (range search on every candidate): spread (tensor, type) pairs over threads.
@@ -136,6 +172,13 @@ std::vector<BitItem> target_bpw_candidates(const std::vector<SourceTensor>& tens
   for (auto& th : pool) th.join();
   for (const auto& e : errors) {
     if (!e.empty()) throw Error("--target-bpw: measuring candidate types: " + e);
+  }
+  if (!gptq_jobs.empty()) {
+    try {
+      measure_by_gptq(tensors, items, std::move(gptq_jobs), opt);
+    } catch (const Error& e) {
+      throw Error(std::string("--target-bpw: measuring candidate types by GPTQ: ") + e.what());
+    }
   }
   return items;
 }

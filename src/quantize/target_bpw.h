@@ -10,8 +10,13 @@
 // tensor's rows, quantized exactly as the converter will (range search, importance weights):
 //   error = sum_j w_j (x_j - x̂_j)^2 / sum_j w_j x_j^2     (w: per-input-channel importance, or 1)
 // a relative error, so tensors of different scale weigh alike: a matmul's output error relative
-// to its output scales with its weight's relative error. The allocation minimises the sum of
-// these over tensors (bit_allocator.h).
+// to its output scales with its weight's relative error. With --gptq, the candidates GPTQ would
+// quantize are measured by GPTQ instead, on the same sampled rows, by the output error on the
+// calibration activations relative to the output:
+//   error = sum_r e_r H e_r^T / sum_r x_r H x_r^T     (e = x - x̂, H = the input's Hessian)
+// of which the importance-weighted error above is the diagonal part (importance = mean x^2 =
+// diag H / 2), so tensors measured either way stay comparable. The allocation minimises the sum
+// of these over tensors (bit_allocator.h).
 #pragma once
 
 #include <cstdio>
@@ -26,6 +31,8 @@
 
 namespace wisp::quantize {
 
+class GptqTensors;
+
 struct TargetBpwOptions {
   double target_bpw = 0;
   bool range_search = false;
@@ -33,6 +40,8 @@ struct TargetBpwOptions {
   // --outliers: eligible tensors also write a sparse side table (outliers.h); its bytes count
   // toward the budget and the measured error is that of dense + sparse.
   double outlier_fraction = 0;
+  // --gptq: measure the candidates it handles by their GPTQ error (GptqTensors::probe_error).
+  GptqTensors* gptq = nullptr;
   std::int64_t sample_rows = 64;  // rows per tensor the errors are measured on (evenly spaced)
   int n_threads = 1;
 };

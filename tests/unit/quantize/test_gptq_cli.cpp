@@ -14,6 +14,9 @@
 #include "model/activation_stats.h"
 #include "quantize/converter.h"
 #include "quantize/gptq.h"
+#include "quantize/gptq_tensors.h"
+#include "quantize/source.h"
+#include "quantize/target_bpw.h"
 #include "tests/support/run_command.h"
 #include "tests/unit/model/tiny_model.h"
 #include "wisp/model.h"
@@ -143,6 +146,106 @@ TEST(GptqConvert, LowerLayerErrorThanCalibratedRoundingAndMemoryUnderTheBound) {
   std::printf("  converter peak RSS growth %ld KiB (bound %.0f KiB)\n", grew, bound);
   EXPECT_GE(grew, 0);
   EXPECT_LE(static_cast<double>(grew), bound);
+}
+
+// The output error of w_hat against w on the calibration rows X, computed from X itself:
+// sum_t ||X_t (w - w_hat)_r||^2 / sum_t ||X_t w_r||^2 over rows r (what H = 2/N X^T X stands for).
+double output_error(const model::ChannelStats& cs, const std::vector<float>& w, const std::vector<float>& w_hat,
+                    std::int64_t rows, std::int64_t n) {
+  double num = 0, den = 0;
+  for (std::int64_t t = 0; t < cs.sample_rows(); ++t) {
+    const float* x = cs.sample.data() + t * n;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double y = 0, e = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        y += static_cast<double>(x[j]) * w[static_cast<std::size_t>(r * n + j)];
+        e += static_cast<double>(x[j]) *
+             (w[static_cast<std::size_t>(r * n + j)] - w_hat[static_cast<std::size_t>(r * n + j)]);
+      }
+      num += e * e;
+      den += y * y;
+    }
+  }
+  return num / den;
+}
+
+TEST(GptqConvert, TargetBpwMeasuresCandidatesByTheirGptqError) {
+  // With --gptq, each GPTQ-handled candidate's error is the output error GPTQ leaves on the
+  // calibration activations: checked against a conversion with that type (all rows sampled) and
+  // the error computed from the activation rows directly; the plan's file fits its budget and loads.
+  test::TinySpec spec;
+  spec.n_embd = 64;
+  spec.n_ff = 128;
+  spec.n_layer = 2;
+  spec.n_vocab = 200;
+  const std::string src = test::write_tiny_model(spec, "gptq_bpw_src.gguf");
+  std::mt19937 rng(9);
+  std::vector<std::int32_t> tokens;
+  const std::int64_t n_tok = 256;
+  for (std::int64_t i = 0; i < n_tok; ++i) tokens.push_back(static_cast<std::int32_t>(rng() % spec.n_vocab));
+  model::ActivationStatsOptions so;
+  so.n_ctx = 64;
+  so.n_threads = 2;
+  so.max_sample_rows = n_tok;
+  auto stats =
+      std::make_shared<const model::ActivationStats>(model::collect_activation_stats(Model::load(src), tokens, so));
+
+  const std::unique_ptr<Source> source = open_source(src);  // the tensors read their rows from it
+  const std::vector<SourceTensor> tensors = source->tensors();
+  TypePolicy policy;
+  policy.base = find_block_type("WQ4_G64");
+  GptqOptions go;
+  go.n_threads = 2;
+  const AwqPlan no_awq;
+  GptqTensors probe(stats, no_awq, go, nullptr);
+  TargetBpwOptions to;
+  to.gptq = &probe;
+  to.sample_rows = 1 << 20;  // every row: the candidate's error is then the whole tensor's
+  const std::vector<BitItem> items = target_bpw_candidates(tensors, policy, to);
+  TargetBpwOptions plain_opt = to;
+  plain_opt.gptq = nullptr;
+  const std::vector<BitItem> plain = target_bpw_candidates(tensors, policy, plain_opt);
+
+  int checked = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const SourceTensor& t = tensors[i];
+    const model::ChannelStats* cs = stats->find(t.name);
+    if (t.name.rfind("blk.", 0) != 0 || t.ne.size() != 2 || cs == nullptr) continue;
+    const std::int64_t n = t.ne[0], rows = t.n_rows();
+    std::vector<float> w(static_cast<std::size_t>(rows * n));
+    for (std::int64_t r = 0; r < rows; ++r) t.read_row(r, w.data() + r * n);
+    for (std::size_t c = 0; c < items[i].candidates.size(); ++c) {
+      const BlockTypeInfo& type = *items[i].candidates[c].type;
+      if (wq_format(type.id).bits == 0) continue;
+      GptqTensors whole(stats, no_awq, go, nullptr);
+      whole.expect(t);
+      std::vector<std::uint8_t> q(type.row_bytes(n) * static_cast<std::size_t>(rows));
+      whole.quantize(t, type, q, nullptr, nullptr, nullptr);
+      std::vector<float> y(w.size());
+      for (std::int64_t r = 0; r < rows; ++r) type.dequantize(q.data() + r * type.row_bytes(n), y.data() + r * n, n);
+      const double want = output_error(*cs, w, y, rows, n);
+      EXPECT_NEAR(items[i].candidates[c].error, want, 1e-6 * want + 1e-12) << t.name << " " << type.name;
+      // Not the diagonal (plain-rounding) measure it replaces.
+      EXPECT_NE(items[i].candidates[c].error, plain[i].candidates[c].error) << t.name << " " << type.name;
+      ++checked;
+    }
+  }
+  // 2 layers x (6 weights with 64-wide rows x 6 widths x groups 32/64, ffn_down's 128-wide rows x 6 x 3 groups)
+  EXPECT_EQ(checked, 2 * (6 * 12 + 18));
+
+  ConvertOptions o;
+  o.input = src;
+  o.output = ::testing::TempDir() + "gptq_bpw_out.gguf";
+  o.policy = policy;
+  o.target_bpw = 5.5;
+  o.n_threads = 2;
+  o.log = nullptr;
+  o.calib = stats;
+  o.gptq = true;
+  const ConvertReport rep = convert(o);
+  EXPECT_LE(rep.bits_per_weight(), 5.5);
+  EXPECT_GT(rep.bits_per_weight(), 4.0);
+  EXPECT_NO_THROW({ auto m = Model::load(o.output); });
 }
 
 }  // namespace
