@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Regenerates docs/quantization.md's GPTQ table: wisp's GPTQ rows beside llama.cpp's types made
+with and without llama.cpp's own importance matrix, all scored on the same windows.
+
+  python3 scripts/gptq_table.py --wisp build-gptq/wisp --model models/SmolLM2-135M-Instruct.Q4_1.gguf \\
+      --text /work/shared/data/wikitext-2-test.txt --out /tmp/fq --chunks 8
+  python3 scripts/gptq_table.py --out /tmp/fq --summary      # the markdown table from the cached rows
+
+Steps (each skipped when its output exists, so an interrupted run resumes):
+- The text is cut at the first line start CALIB_BYTES (default 200,000) before its end: eval.txt is
+  the part before the cut, calib.txt the part after it, so calibration never sees evaluation text.
+- source-f16.gguf: `wisp quantize MODEL --type f16` (or --source F16 given as it is).
+- base.logits: the source's log-probabilities at the scored positions (`wisp ppl --save-logits`),
+  -c CTX (512), the first CHUNKS windows of eval.txt; every row is scored against them.
+- imatrix.gguf: llama.cpp's `llama-imatrix` on calib.txt, -c 512, as many windows as wisp's
+  --calib-tokens (1024: 2 windows, BOS first, the same tokens wisp's calibration runs).
+- llama.cpp rows: `llama-quantize [--imatrix imatrix.gguf] source-f16.gguf OUT TYPE`; wisp rows:
+  `wisp quantize source-f16.gguf OUT ... --calib calib.txt --calib-tokens 1024`; "--target-bpw
+  =ROW" rows take the tensor bits/weight of llama.cpp's file ROW (the equal-size comparison).
+- Each row: `wisp ppl -m ROW -f eval.txt -c CTX --chunks CHUNKS --kl-base-logits base.logits
+  --json` into OUT/rows/NAME.json, with the commands that made it in OUT/rows/NAME.cmd (a changed
+  command recomputes the row). Long steps run under `nice -n 19` (the machine is shared).
+
+The llama-imatrix/llama-quantize binaries come from bench/build_llamacpp_tools (build-llamacpp/bin).
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name -> (label, how). how: ("llama", TYPE, imatrix?) or ("wisp", [args]) where an argument
+# "--target-bpw=ROW" becomes "--target-bpw X" with X the tensor bits/weight of row ROW's file.
+ROWS = {
+    "llama-q4_k_m-imat": ("llama.cpp Q4_K_M (imatrix)", ("llama", "Q4_K_M", True)),
+    "llama-q3_k_m-imat": ("llama.cpp Q3_K_M (imatrix)", ("llama", "Q3_K_M", True)),
+    "llama-q4_0-imat": ("llama.cpp Q4_0 (imatrix)", ("llama", "Q4_0", True)),
+    "llama-q4_0": ("llama.cpp Q4_0 (no imatrix)", ("llama", "Q4_0", False)),
+    "llama-q3_k_s-imat": ("llama.cpp Q3_K_S (imatrix)", ("llama", "Q3_K_S", True)),
+    "llama-q3_k_s": ("llama.cpp Q3_K_S (no imatrix)", ("llama", "Q3_K_S", False)),
+    "llama-q2_k-imat": ("llama.cpp Q2_K (imatrix)", ("llama", "Q2_K", True)),
+    "wq4-gptq-rs": ("wisp WQ4_G64 `--gptq --range-search`", ("wisp", ["--type", "wq4_g64", "--gptq", "--range-search"])),
+    "wq4-rs": ("wisp WQ4_G64 `--range-search`", ("wisp", ["--type", "wq4_g64", "--range-search"])),
+    "wq3-gptq-rs": ("wisp WQ3_G64 `--gptq --range-search`", ("wisp", ["--type", "wq3_g64", "--gptq", "--range-search"])),
+    "wq3-rs": ("wisp WQ3_G64 `--range-search`", ("wisp", ["--type", "wq3_g64", "--range-search"])),
+    "tbpw-q3km-gptq-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --range-search`",
+                          ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--range-search"])),
+}
+
+
+def sh(cmd, log, nice=True):
+    cmd = (["nice", "-n", "19"] if nice else []) + cmd
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
+        f.flush()
+        subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT)
+
+
+def info(wisp, path):
+    return json.loads(subprocess.run([wisp, "info", path, "--json"], check=True, capture_output=True, text=True).stdout)
+
+
+def split_text(text, calib_bytes, out):
+    data = open(text, "rb").read()
+    if len(data) <= 2 * calib_bytes:
+        raise SystemExit(f"{text}: {len(data)} bytes, too short to keep {calib_bytes} bytes of calibration apart")
+    cut = data.rfind(b"\n", 0, len(data) - calib_bytes) + 1
+    for name, part in (("eval.txt", data[:cut]), ("calib.txt", data[cut:])):
+        path = os.path.join(out, name)
+        if os.path.exists(path) and open(path, "rb").read() != part:
+            raise SystemExit(f"{path} exists with other text: use another --out")
+        open(path, "wb").write(part)
+
+
+def make_row(a, name, how, log):
+    """The row's model file and the command list that made it."""
+    path = name + ".gguf"
+    src = "source-f16.gguf"
+    if how[0] == "llama":
+        cmd = [os.path.join(a.llama_bin, "llama-quantize")]
+        cmd += ["--imatrix", "imatrix.gguf"] if how[2] else []
+        cmd += [src, path, how[1], str(a.threads)]
+    else:
+        args = []
+        for x in how[1]:
+            if x.startswith("--target-bpw="):
+                ref = x.split("=", 1)[1] + ".gguf"
+                d = info(a.wisp, ref)
+                bpw = 8 * d["tensor_bytes"] / d["parameters"]
+                args += ["--target-bpw", f"{bpw - 0.0005:.3f}"]  # rounded down: never above the file's size
+            else:
+                args.append(x)
+        cmd = [a.wisp, "quantize", src, path] + args
+        if "--gptq" in args or "--awq" in args:  # the rows that use calibration (the others as plain rounding)
+            cmd += ["--calib", "calib.txt", "--calib-tokens", str(a.calib_tokens)]
+        cmd += ["--threads", str(a.threads)]
+    if not os.path.exists(path):
+        sh(cmd, log)
+    return path, cmd
+
+
+def score_cmd(a, model):
+    return [a.wisp, "ppl", "-m", model, "-f", "eval.txt", "-c", str(a.ctx), "--chunks",
+            str(a.chunks), "-t", str(a.threads), "--json"]
+
+
+def run(a):
+    os.makedirs("rows", exist_ok=True)
+    log = "table.log"
+    split_text(a.text, a.calib_bytes, ".")
+    src = "source-f16.gguf"
+    if not os.path.exists(src):
+        if a.source:
+            os.symlink(os.path.abspath(a.source), src)
+        else:
+            sh([a.wisp, "quantize", a.model, src, "--type", "f16", "--threads", str(a.threads)], log)
+    base = "base.logits"
+    if not os.path.exists(base):
+        with open("base.json", "w") as f:
+            subprocess.run(["nice", "-n", "19"] + score_cmd(a, src) + ["--save-logits", base], check=True, stdout=f)
+    imatrix = "imatrix.gguf"
+    if not os.path.exists(imatrix):
+        windows = -(-a.calib_tokens // 512)
+        sh([os.path.join(a.llama_bin, "llama-imatrix"), "-m", src, "-f", "calib.txt", "-c", "512",
+            "--chunks", str(windows), "-t", str(a.threads), "-o", imatrix, "--no-ppl"], log)
+    for name in (a.rows.split(",") if a.rows else ROWS):
+        label, how = ROWS[name]
+        model, made_by = make_row(a, name, how, log)
+        cmd = score_cmd(a, model) + ["--kl-base-logits", base]
+        stamp = json.dumps({"made_by": made_by, "scored_by": cmd})
+        res, cmdf = os.path.join("rows", name + ".json"), os.path.join("rows", name + ".cmd")
+        if os.path.exists(res) and os.path.exists(cmdf) and open(cmdf).read() == stamp:
+            continue
+        with open(res, "w") as f:
+            subprocess.run(["nice", "-n", "19"] + cmd, check=True, stdout=f, stderr=subprocess.DEVNULL)
+        open(cmdf, "w").write(stamp)
+        print(name, open(res).read().strip(), flush=True)
+
+
+def summary(a):
+    base = json.load(open("base.json"))
+    src = info(a.wisp, "source-f16.gguf")
+    rows = []
+    for name, (label, _) in ROWS.items():
+        res = os.path.join("rows", name + ".json")
+        if not os.path.exists(res):
+            continue
+        r = json.load(open(res))
+        d = info(a.wisp, name + ".gguf")
+        rows.append((d["tensor_bytes"], label, d["file_bytes"], r))
+    print(f"{base['n_scored']} scored tokens per row ({base['n_chunks']} windows of {a.ctx}); F16 source PPL "
+          f"{base['ppl']:.3f}\n")
+    print("| type | MiB | bits/weight | PPL | mean KL ± 95% | top-1 |")
+    print("|---|---|---|---|---|---|")
+    print(f"| F16 source | {src['file_bytes'] / 2**20:.1f} | 16.00 | {base['ppl']:.3f} | | |")
+    for tb, label, fb, r in sorted(rows, key=lambda x: -x[0]):
+        if r["n_scored"] != base["n_scored"]:
+            raise SystemExit(f"{label}: {r['n_scored']} scored tokens, the base {base['n_scored']}")
+        print(f"| {label} | {fb / 2**20:.1f} | {8 * tb / src['parameters']:.3f} | {r['ppl']:.3f} | "
+              f"{r['mean_kl']:.4f} ± {r['mean_kl_ci95']:.4f} | {100 * r['top1']:.1f}% |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--wisp", default=os.path.join(ROOT, "build", "wisp"))
+    p.add_argument("--llama-bin", default=os.path.join(ROOT, "build-llamacpp", "bin"))
+    p.add_argument("--model", help="the model to make the F16 source from (wisp quantize --type f16)")
+    p.add_argument("--source", help="an F16 source to use as it is, instead of --model")
+    p.add_argument("--text", default="/work/shared/data/wikitext-2-test.txt")
+    p.add_argument("--calib-bytes", type=int, default=200000)
+    p.add_argument("--calib-tokens", type=int, default=1024)
+    p.add_argument("--ctx", type=int, default=512)
+    p.add_argument("--chunks", type=int, default=8)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rows", help="comma-separated row names (default: all): " + ",".join(ROWS))
+    p.add_argument("--out", required=True)
+    p.add_argument("--summary", action="store_true")
+    a = p.parse_args()
+    if a.summary:
+        a.wisp = os.path.abspath(a.wisp)
+        os.chdir(a.out)
+        summary(a)
+        return
+    if not (a.model or a.source):
+        p.error("give --model or --source")
+    # Paths absolute, then everything relative to OUT: the commands recorded name the files as they lie there.
+    for k in ("wisp", "llama_bin", "model", "source", "text"):
+        if getattr(a, k):
+            setattr(a, k, os.path.abspath(getattr(a, k)))
+    os.makedirs(a.out, exist_ok=True)
+    os.chdir(a.out)
+    run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
