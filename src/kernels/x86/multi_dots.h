@@ -9,6 +9,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/multi_dots.h"
 #include "kernels/x86/blocks8_dots.h"
+#include "kernels/x86/blocks8_gemm.h"
 #include "kernels/x86/kquant_dots.h"
 #include "kernels/x86/legacy_dots.h"
 #include "kernels/x86/simd.h"

@@ -180,6 +180,73 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
   if (checked == 0) GTEST_SKIP() << "this CPU runs no x86 SIMD path";
 }
 
+// The 8-row GEMMs (MultiDot::gemm8) against the scalar form of the one-token kernel they stand in
+// for: every output bit-identical, for row chunks of 8 and fewer (rows past the chunk's end never
+// written), batches that are and are not a multiple of the four-token group, and rows of one block
+// (no full group of 8 blocks), whole groups, groups plus a tail, up to 8192 values.
+TEST(MultiDots, Gemm8EqualsTheOneTokenKernelBitForBit) {
+  int checked = 0;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    std::size_t n_entries = 0;
+    const kernels::MultiDot* entries = kernels::multi_dots_for(isa, &n_entries);
+    for (std::size_t e = 0; e < n_entries; ++e) {
+      const kernels::MultiDot& m = entries[e];
+      if (m.gemm8 == nullptr) continue;
+      ASSERT_EQ(m.slot, kernels::DotSlot::kInvariant) << "a GEMM is only written for wisp's blocks8 order";
+      const auto type = static_cast<GgmlType>(m.weight_type);
+      const kernels::DotFn single = type == GgmlType::kQ4_0   ? kernels::scalar::dot_q4_0_blocks8
+                                    : type == GgmlType::kQ4_1 ? kernels::scalar::dot_q4_1_blocks8
+                                    : type == GgmlType::kQ8_0 ? kernels::scalar::dot_q8_0_blocks8
+                                                              : nullptr;
+      ASSERT_NE(single, nullptr) << block_type(type).name;
+      const BlockTypeInfo& info = block_type(type);
+      std::mt19937 rng(77 + static_cast<unsigned>(e));
+      for (std::int64_t n : {32, 64, 96, 256, 288, 576, 2048, 8192}) {
+        // 8 rows: 4 random, then the 4 adversarial ones (edge scales, all-0x00 and all-0xff codes).
+        auto w = test::random_matrix(type, 4, n, rng);
+        const auto adv = adversarial_rows(m.weight_type, n, rng);
+        w.insert(w.end(), adv.begin(), adv.end());
+        const std::size_t w_stride = info.row_bytes(n);
+        constexpr std::int64_t kTok = 9;
+        const auto a = activations(kernels::ActFormat::kQ8_0Split, kTok, n, rng);
+        const std::size_t a_stride = kernels::act_row_bytes(kernels::ActFormat::kQ8_0Split, n);
+        float want[kTok][8];
+        for (std::int64_t t = 0; t < kTok; ++t) {
+          for (int r = 0; r < 8; ++r) want[t][r] = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
+        }
+        std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n) + 1);
+        for (int rows : {8, 5, 1}) {
+          for (std::int64_t n_tok : {kTok, std::int64_t{4}, std::int64_t{3}, std::int64_t{1}}) {
+            // Rows from the end of the 8 (so the adversarial rows sit in every chunk size), a
+            // y_stride wider than the chunk, and a scratch pointer that is not 32-byte aligned.
+            const int first = 8 - rows;
+            constexpr std::int64_t kStride = 11;
+            std::vector<float> y(static_cast<std::size_t>(kTok * kStride), -7.0f);
+            m.gemm8(w.data() + w_stride * first, w_stride, rows, a.data(), a_stride, n_tok, n, y.data(), kStride,
+                    scratch.data() + 1);
+            for (std::int64_t t = 0; t < kTok; ++t) {
+              for (int r = 0; r < kStride; ++r) {
+                const float got = y[static_cast<std::size_t>(t * kStride + r)];
+                const std::string where = std::string(isa_name(isa)) + " " + info.name + " n " + std::to_string(n) +
+                                          " rows " + std::to_string(rows) + " tokens " + std::to_string(n_tok) +
+                                          ": row " + std::to_string(r) + " token " + std::to_string(t);
+                if (t < n_tok && r < rows) {
+                  ASSERT_TRUE(same_bits(got, want[t][first + r]))
+                      << where << ": " << got << " vs " << want[t][first + r];
+                } else {
+                  ASSERT_TRUE(same_bits(got, -7.0f)) << where << " written outside the chunk";
+                }
+              }
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "this CPU runs no x86 GEMM variant";
+}
+
 // Through the matmul: batches that mix four-token groups with a tail, and row counts that mix
 // four-row groups with a tail, give what one-output calls give, in both float orders.
 TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
@@ -198,7 +265,8 @@ TEST(MultiDots, MatmulWithVariantsEqualsOneOutputCalls) {
                                  {16, 11},
                                  {37, 13},
                                  {40, 8}}) {
-        const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 96;
+        // 32-value types: 9 blocks, one full group of 8 of wisp's order and a tail.
+        const std::int64_t cols = block_type(type).block_elems == 256 ? 512 : 288;
         const auto wbytes = test::random_matrix(type, rows, cols, rng);
         const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
                                     block_type(type).row_bytes(cols)};
