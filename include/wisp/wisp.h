@@ -57,7 +57,7 @@ typedef enum wisp_status {
 typedef enum wisp_stop_reason {
   WISP_STOP_LENGTH = 0,       /* n_predict tokens */
   WISP_STOP_END_OF_TURN = 1,  /* the model produced an end-of-generation token */
-  WISP_STOP_CANCELLED = 2,    /* reserved: cancellation from another thread */
+  WISP_STOP_CANCELLED = 2,    /* wisp_session_cancel, from another thread */
   WISP_STOP_CONTEXT_FULL = 3, /* no room for another token */
   WISP_STOP_CALLBACK = 4      /* the token callback returned nonzero */
 } wisp_stop_reason;
@@ -169,6 +169,12 @@ WISP_API wisp_status wisp_generate(wisp_session* session, const char* prompt, co
 WISP_API wisp_status wisp_generate_tokens(wisp_session* session, const char* prompt, const wisp_generate_params* params,
                                           wisp_token_id_callback callback, void* user_data,
                                           wisp_generate_result* result);
+/* Asks the generation on `session` to stop: callable from any thread, and from a signal handler
+ * (it only sets the session's atomic flag). The generation checks the flag before each token and
+ * returns WISP_OK with stop WISP_STOP_CANCELLED; the text streamed so far stays in the session.
+ * The flag is cleared when a generation call returns (and by wisp_session_reset), so a request
+ * made while none runs stops the next call before its first token. NULL is allowed. */
+WISP_API void wisp_session_cancel(wisp_session* session);
 
 #ifdef __cplusplus
 }

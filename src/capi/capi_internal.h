@@ -1,6 +1,7 @@
 // What the C API's opaque handles hold, and the guard that keeps exceptions inside the boundary.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,9 @@ struct wisp_session {
   // The last generated token, not yet evaluated (wisp::generate leaves it to the caller): fed in
   // front of the next prompt so that the session holds the whole text.
   std::optional<wisp::TokenId> pending;
+  // Raised by wisp_session_cancel (any thread, or a signal handler: a lock-free store), checked
+  // by the generation before each token, cleared when a generation call returns.
+  std::atomic<bool> cancel{false};
 };
 
 namespace wisp::capi {

@@ -73,8 +73,14 @@ wisp_status generate_with(const char* fn, wisp_session* session, const char* pro
   return guarded(WISP_ERR_INTERNAL, [&] {
     wisp::GenerationOptions opts;
     opts.n_predict = p.n_predict;
+    opts.cancel = &session->cancel;
     install(opts);
     session->pending.reset();
+    // The request is consumed by this call whichever way it ends (a throw included).
+    struct ClearCancel {
+      std::atomic<bool>& flag;
+      ~ClearCancel() { flag.store(false); }
+    } clear{session->cancel};
     const wisp::GenerationResult r = wisp::generate(s, tok, *sampler, ids, opts);
     if (!r.tokens.empty()) session->pending = r.tokens.back();
     if (result != nullptr) {
@@ -136,6 +142,11 @@ void wisp_session_reset(wisp_session* session) {
   if (session == nullptr) return;
   session->session.truncate(0);
   session->pending.reset();
+  session->cancel.store(false);
+}
+
+void wisp_session_cancel(wisp_session* session) {
+  if (session != nullptr) session->cancel.store(true);
 }
 
 size_t wisp_session_n_past(const wisp_session* session) {

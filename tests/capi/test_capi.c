@@ -1,10 +1,13 @@
 /* The C API (include/wisp/wisp.h), compiled as C: versions, errors and their messages, the buffer
  * protocol, tokenization and a streamed greedy completion (as text, and as token ids with their
  * text) on the real SmolLM2 model, both checked against llama.cpp (tests/golden/capi/smollm2_greedy.h, from
- * scripts/gen_golden_capi.py). Usage: test_capi MODEL.gguf */
+ * scripts/gen_golden_capi.py), and cancellation from another thread. Usage: test_capi MODEL.gguf */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wisp/wisp.h"
 #include "../golden/capi/smollm2_greedy.h"
@@ -50,6 +53,74 @@ static int on_token(int32_t token, const char* text, size_t len, void* user) {
   if (s->n < N_ELEMS(s->ids)) s->ids[s->n] = token;
   ++s->n;
   return on_text(text, len, &s->text);
+}
+
+/* Cancellation from another thread: the first token's callback lets the canceller thread go and
+ * waits (up to 30 s) until it has called wisp_session_cancel, so the generation must stop at the
+ * check before its second token whatever the scheduling. */
+typedef struct {
+  wisp_session* session;
+  atomic_int started;   /* the first token has arrived */
+  atomic_int cancelled; /* wisp_session_cancel has returned */
+  int calls;
+} CancelRun;
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void* canceller(void* user) {
+  CancelRun* c = (CancelRun*)user;
+  for (int i = 0; i < 30000 && !atomic_load(&c->started); ++i) sleep_ms(1);
+  wisp_session_cancel(c->session);
+  atomic_store(&c->cancelled, 1);
+  return NULL;
+}
+
+static int on_text_then_wait(const char* text, size_t len, void* user) {
+  (void)text;
+  (void)len;
+  CancelRun* c = (CancelRun*)user;
+  if (++c->calls == 1) {
+    atomic_store(&c->started, 1);
+    for (int i = 0; i < 30000 && !atomic_load(&c->cancelled); ++i) sleep_ms(1);
+  }
+  return 0;
+}
+
+static void test_cancel(wisp_session* s) {
+  wisp_generate_params gp = wisp_generate_default_params();
+  gp.n_predict = 64;
+  gp.sampler.temperature = 0;
+  wisp_generate_result r;
+
+  wisp_session_reset(s);
+  CancelRun c = {.session = s};
+  atomic_init(&c.started, 0);
+  atomic_init(&c.cancelled, 0);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, canceller, &c) == 0);
+  CHECK(wisp_generate(s, GOLDEN_PROMPT, &gp, on_text_then_wait, &c, &r) == WISP_OK);
+  pthread_join(th, NULL);
+  CHECK(r.stop == WISP_STOP_CANCELLED);
+  CHECK(r.n_generated == 1);
+  CHECK(c.calls == 1);
+
+  /* A request made between calls stops the next one before its first token, and is consumed by
+   * it: the call after that runs to its length. */
+  wisp_session_reset(s);
+  wisp_session_cancel(s);
+  Stream none = {0};
+  CHECK(wisp_generate(s, GOLDEN_PROMPT, &gp, on_text, &none, &r) == WISP_OK);
+  CHECK(r.stop == WISP_STOP_CANCELLED);
+  CHECK(r.n_generated == 0);
+  CHECK(none.calls == 0);
+  gp.n_predict = 3;
+  CHECK(wisp_generate(s, " Paris", &gp, NULL, NULL, &r) == WISP_OK);
+  CHECK(r.stop == WISP_STOP_LENGTH);
+  CHECK(r.n_generated == 3);
+  wisp_session_cancel(NULL); /* allowed */
 }
 
 static void test_version(void) {
@@ -174,6 +245,7 @@ static void test_model(const char* path) {
   longp[4000] = '\0';
   CHECK(wisp_generate(s, longp, &gp, NULL, NULL, NULL) == WISP_ERR_CONTEXT_FULL);
   free(longp);
+  test_cancel(s);
   wisp_session_free(s);
 }
 
