@@ -153,4 +153,27 @@ float dot_bf16_batched(const void* w, const void* a, std::int64_t n) {
   return ggml::reduce16(acc);
 }
 
+// ---- wisp's own order (x86/float_tiles.h) ----
+
+namespace {
+
+template <class T>
+float lanes8(const void* w, const void* a, std::int64_t n) {
+  const auto* y = static_cast<const float*>(a);
+  float acc[8] = {};
+  const std::int64_t padded = (n + 7) / 8 * 8;
+  for (std::int64_t i = 0; i < padded; ++i) {
+    const float wi = i < n ? T::at(w, i) : 0.0f;
+    const float ai = i < n ? y[i] : 0.0f;
+    acc[i % 8] = std::fma(wi, ai, acc[i % 8]);
+  }
+  return ggml::hsum8(acc);  // the same fold as x86::hsum8
+}
+
+}  // namespace
+
+float dot_f32_lanes8(const void* w, const void* a, std::int64_t n) { return lanes8<F32>(w, a, n); }
+float dot_f16_lanes8(const void* w, const void* a, std::int64_t n) { return lanes8<F16>(w, a, n); }
+float dot_bf16_lanes8(const void* w, const void* a, std::int64_t n) { return lanes8<BF16>(w, a, n); }
+
 }  // namespace wisp::kernels::scalar

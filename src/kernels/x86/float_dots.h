@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "kernels/x86/float_tiles.h"  // wisp's own float order (dot_invariant)
 #include "kernels/x86/simd.h"
 
 namespace wisp::kernels::x86 {

@@ -203,7 +203,8 @@ TEST(Matmul, AppliesThePerTokenChoice) {
 TEST(Matmul, BatchInvariantOrderIsOneFunctionForEveryToken) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K,
+                        GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
     const std::int64_t rows = 40, cols = 768;
     const auto wbytes = test::random_matrix(type, rows, cols, rng);
     const kernels::MatrixView w{wbytes.data(), static_cast<std::uint32_t>(type), cols, rows,
