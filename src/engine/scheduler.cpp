@@ -49,6 +49,10 @@ struct Scheduler::Request {
   std::vector<TokenId> batch;
   std::size_t n_drafted = 0;
   std::size_t n_accepted = 0;
+  // Draft-model speculation (params.draft): the draft engine's session following `tokens`, and
+  // exactly the tokens it holds (known ones, then the guesses of the last drafting step).
+  std::optional<Session> draft_session;
+  std::vector<TokenId> draft_held;
 
   Request(RequestId i, RequestParams p, RequestCallback c, const Tokenizer& tok)
       : id(i), params(std::move(p)), cb(std::move(c)), sampler(params.sampling), decoder(tok) {}
@@ -73,6 +77,21 @@ Scheduler::Scheduler(std::shared_ptr<Engine> engine, const Tokenizer& tokenizer,
   if (opts_.max_running == 0) throw Error("scheduler: max_running must be at least 1");
   if (opts_.max_context == 0 || opts_.max_context > engine_->kv_capacity_tokens()) {
     opts_.max_context = engine_->kv_capacity_tokens();
+  }
+  if (opts_.draft) {
+    const Engine& d = *opts_.draft;
+    if (d.model().info().n_vocab != engine_->model().info().n_vocab) {
+      throw Error("scheduler: the draft model has a vocabulary of " + std::to_string(d.model().info().n_vocab) +
+                  " tokens, the target's has " + std::to_string(engine_->model().info().n_vocab) +
+                  ": a draft model must share the target's vocabulary");
+    }
+    // Guesses are verified against plain-decode rows, which only batch-invariant numerics give.
+    if (engine_->options().exact || d.options().exact) {
+      throw Error("scheduler: a draft model needs the default (batch-invariant) numerics, not exact");
+    }
+    if (!(opts_.draft_p_min >= 0.0f && opts_.draft_p_min <= 1.0f)) {
+      throw Error("scheduler: draft_p_min must be in [0, 1], got " + std::to_string(opts_.draft_p_min));
+    }
   }
 }
 
@@ -100,6 +119,14 @@ RequestId Scheduler::submit(RequestParams params, RequestCallback on_event) {
                 std::to_string(params.logprobs));
   }
   RequestParams::Lookup& lk = params.lookup;
+  if (params.draft) {
+    if (!opts_.draft) throw Error("request: speculative decoding with a draft model, but no draft model is loaded");
+    if (lk.ngram_max > 0) throw Error("request: a draft model and prompt lookup together (ask for one)");
+    if (lk.draft_max == 0 || lk.draft_max > kMaxLookup) {
+      throw Error("request: draft model speculation of " + std::to_string(lk.draft_max) + " guesses per step (1 to " +
+                  std::to_string(kMaxLookup) + " allowed)");
+    }
+  }
   if (lk.ngram_max > 0) {
     if (lk.ngram_max > kMaxLookup) {
       throw Error("request: prompt lookup n-gram of " + std::to_string(lk.ngram_max) + " tokens (1 to " +
@@ -161,7 +188,11 @@ void Scheduler::take_inbox() {
   }
 }
 
-void Scheduler::release(Request& r) { r.session.reset(); }
+void Scheduler::release(Request& r) {
+  r.session.reset();
+  r.draft_session.reset();  // the draft's blocks go back to its pool with the target's
+  r.draft_held.clear();
+}
 
 void Scheduler::finish(Request& r, FinishReason reason, TokenId token, std::string text) {
   release(r);
@@ -338,8 +369,7 @@ bool Scheduler::on_token(Request& r, std::span<const float> logits, TokenId tok)
   return true;
 }
 
-void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& committed) {
-  const RequestParams::Lookup& lk = r.params.lookup;
+std::size_t Scheduler::guess_limit(const Request& r, std::size_t budget) const {
   // The session must hold the pending token and every guess (n_ctx is max_context); guesses past
   // the tokens still wanted could never be kept.
   std::size_t k = std::min(r.k, budget);
@@ -348,8 +378,18 @@ void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& commi
     const std::size_t left = r.params.max_tokens > r.n_generated ? r.params.max_tokens - r.n_generated : 0;
     k = std::min(k, left > 0 ? left - 1 : 0);
   }
+  return k;
+}
+
+void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& committed) {
+  const RequestParams::Lookup& lk = r.params.lookup;
+  const std::size_t k = guess_limit(r, budget);
   if (k == 0) return;
   r.guesses = ngram_lookup(r.tokens, lk.ngram_max, lk.ngram_min, k);
+  commit_guesses(r, budget, committed);
+}
+
+void Scheduler::commit_guesses(Request& r, std::size_t& budget, std::size_t& committed) {
   if (r.guesses.empty()) return;
   const BlockAllocator& a = pool_of(*engine_).allocator();
   const SeqId seq = r.session->state().seq.id();
@@ -362,6 +402,131 @@ void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& commi
   r.planned = 1 + r.guesses.size();
   r.batch.assign(1, r.tokens.back());
   r.batch.insert(r.batch.end(), r.guesses.begin(), r.guesses.end());
+}
+
+namespace {
+
+// The draft's guess from its logits: the most likely token and its softmax probability.
+TokenId most_likely(std::span<const float> logits, float& probability) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < logits.size(); ++i) {
+    if (logits[i] > logits[best]) best = i;
+  }
+  double sum = 0.0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l) - logits[best]);
+  probability = static_cast<float>(1.0 / sum);
+  return static_cast<TokenId>(best);
+}
+
+}  // namespace
+
+void Scheduler::trim_draft(Request& r) {
+  if (!r.draft_session) return;
+  std::size_t common = 0;
+  while (common < r.draft_held.size() && common < r.tokens.size() && r.draft_held[common] == r.tokens[common]) {
+    ++common;
+  }
+  r.draft_session->truncate(common);  // rejected guesses' draft KV goes back to the draft's pool
+  r.draft_held.resize(common);
+}
+
+void Scheduler::plan_drafts(const std::vector<Request*>& drafting, std::size_t& budget, std::size_t& committed) {
+  Engine& d = *opts_.draft;
+  const BlockAllocator& da = pool_of(d).allocator();
+  const std::size_t draft_ctx = std::min(opts_.max_context, d.kv_capacity_tokens());
+  struct Job {
+    Request* r;
+    std::size_t k;     // guesses wanted at most
+    std::size_t from;  // first known token the draft has not evaluated
+    bool done = false;
+  };
+  std::vector<Job> jobs;
+  std::size_t left = budget;   // the target's step budget, reserved for each job's k
+  std::size_t draft_used = 0;  // draft blocks the jobs will take
+  for (Request* r : drafting) {
+    std::size_t k = guess_limit(*r, left);
+    // The draft holds the known tokens and all guesses but the last.
+    if (k == 0 || r->tokens.size() + k - 1 > draft_ctx) continue;
+    if (!r->draft_session) r->draft_session.emplace(opts_.draft, SessionOptions{.n_ctx = draft_ctx});
+    trim_draft(*r);
+    // The logits after the last known token are needed, so at least that token is evaluated.
+    std::size_t from = std::min(r->draft_held.size(), r->tokens.size() - 1);
+    r->draft_session->truncate(from);
+    r->draft_held.resize(from);
+    const SeqId seq = r->draft_session->state().seq.id();
+    const std::size_t avail = da.n_available() > draft_used ? da.n_available() - draft_used : 0;
+    const std::size_t fresh = r->tokens.size() - from;
+    while (k > 0 && da.blocks_needed(seq, fresh + k - 1) > avail) --k;
+    if (k == 0) continue;
+    draft_used += da.blocks_needed(seq, fresh + k - 1);
+    left -= k;
+    jobs.push_back({r, k, from});
+  }
+  if (jobs.empty()) return;
+  try {
+    // Catch-up passes: every job's known tokens the draft has not seen (the whole prompt the first
+    // time, then the last verification's new tokens), as many per pass as the draft's step takes.
+    const std::size_t step_max = d.options().max_step_tokens;
+    std::vector<StepEntry> entries;
+    std::vector<std::size_t> at(jobs.size());
+    for (std::size_t j = 0; j < jobs.size(); ++j) at[j] = jobs[j].from;
+    for (;;) {
+      entries.clear();
+      std::size_t room = step_max;
+      for (std::size_t j = 0; j < jobs.size() && room > 0; ++j) {
+        Request& r = *jobs[j].r;
+        const std::size_t rest = r.tokens.size() - at[j];
+        if (rest == 0) continue;
+        const std::size_t n = std::min(rest, room);
+        entries.push_back(
+            {&*r.draft_session, std::span(r.tokens).subspan(at[j], n), n == rest ? Logits::kLast : Logits::kNone});
+        at[j] += n;
+        room -= n;
+      }
+      if (entries.empty()) break;
+      d.step(entries);
+      ++stats_.draft_steps;
+    }
+    for (Job& j : jobs) j.r->draft_held = j.r->tokens;
+    // Guess passes: each job's most likely next token, evaluated by the draft in one batched pass
+    // unless it is the job's last guess (its logits are never needed).
+    std::vector<Request*> fed;
+    for (;;) {
+      entries.clear();
+      fed.clear();
+      for (Job& j : jobs) {
+        if (j.done) continue;
+        Request& r = *j.r;
+        float probability = 0.0f;
+        const TokenId tok = most_likely(r.draft_session->logits(), probability);
+        if (probability < opts_.draft_p_min) {
+          j.done = true;
+          continue;
+        }
+        r.guesses.push_back(tok);
+        if (r.guesses.size() == j.k) {
+          j.done = true;
+          continue;
+        }
+        entries.push_back({&*r.draft_session, std::span(&r.guesses.back(), 1), Logits::kLast});
+        fed.push_back(&r);
+      }
+      if (entries.empty()) break;
+      d.step(entries);
+      ++stats_.draft_steps;
+      for (Request* r : fed) r->draft_held.push_back(r->guesses.back());
+    }
+  } catch (const Error&) {
+    // A draft pass failed (its pool, say): no guesses this step, and the draft caches start over;
+    // the answers are unaffected.
+    for (Job& j : jobs) {
+      j.r->guesses.clear();
+      j.r->draft_session.reset();
+      j.r->draft_held.clear();
+    }
+    return;
+  }
+  for (Job& j : jobs) commit_guesses(*j.r, budget, committed);
 }
 
 void Scheduler::on_guess_rows(Request& r, std::span<const float> rows) {
@@ -463,12 +628,18 @@ bool Scheduler::step() {
   // when the step has few enough decodes for guesses not to slow the others.
   const auto n_decodes = static_cast<std::size_t>(std::count_if(
       running_.begin(), running_.end(), [](const auto& r) { return r->planned == 1 && r->remaining() == 1; }));
+  std::vector<Request*> drafting;
   for (auto& rp : running_) {
     Request& r = *rp;
     if (budget == 0 || n_decodes > opts_.speculate_max_decodes) break;
-    if (r.params.lookup.ngram_max == 0 || r.planned != 1 || r.remaining() != 1) continue;
-    plan_guesses(r, budget, committed);
+    if (r.planned != 1 || r.remaining() != 1) continue;
+    if (r.params.draft) {
+      drafting.push_back(&r);
+    } else if (r.params.lookup.ngram_max > 0) {
+      plan_guesses(r, budget, committed);
+    }
   }
+  if (!drafting.empty() && budget > 0) plan_drafts(drafting, budget, committed);
 
   std::vector<StepEntry> entries;
   std::vector<Request*> who;
@@ -497,6 +668,7 @@ bool Scheduler::step() {
     r.planned = 0;
     if (entries[e].logits == Logits::kAll) {
       on_guess_rows(r, r.session->logits());
+      trim_draft(r);  // a draft request's cache keeps only the guesses that were kept
       continue;
     }
     publish_blocks(r);

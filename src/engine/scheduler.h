@@ -28,6 +28,15 @@
 //   is kept while it equals the token sampled before it, and the cache is cut back to the kept
 //   ones. With the default batch-invariant numerics the tokens are therefore the plain decode's,
 //   greedy or seeded; k adapts to the request's recent acceptance.
+// - Speculation with a draft model (SchedulerOptions::draft, RequestParams::draft): in the same
+//   steps and within the same limits, the requests that asked for it get their guesses from a
+//   smaller model with the same vocabulary, run on an engine (and KV pool) of its own: each such
+//   request keeps a draft session that follows its tokens; the drafting requests of a step are
+//   brought up to date in one batched draft pass, then guess one token each per further pass (the
+//   draft's most likely token, until k or an unsure one). The target verifies them exactly as it
+//   verifies lookup guesses, so the answer is again the plain decode's. The draft's cache is cut
+//   back to the kept tokens after each verification and freed with the request (finish, cancel,
+//   preemption).
 // - Cancellation frees the request's blocks at the next step.
 //
 // Thread safety: submit() and cancel() may be called from any thread; step() from one thread at a
@@ -94,6 +103,9 @@ struct RequestParams {
     std::size_t ngram_min = 2;  // clamped to ngram_max
     std::size_t draft_max = 8;
   } lookup;
+  // Speculative decoding with the scheduler's draft model (SchedulerOptions::draft; not together
+  // with lookup): up to lookup.draft_max guesses per step.
+  bool draft = false;
 };
 
 inline constexpr std::size_t kMaxLookup = 64;  // most n-gram length and guesses per step
@@ -110,7 +122,7 @@ struct RequestEvent {
   std::size_t n_prompt = 0;     // prompt tokens
   std::size_t n_cached = 0;     // of them served from the prefix cache (at first admission)
   std::size_t n_generated = 0;  // tokens generated so far
-  std::size_t n_drafted = 0;    // prompt-lookup guesses verified so far
+  std::size_t n_drafted = 0;    // speculative guesses (prompt lookup or draft model) verified so far
   std::size_t n_accepted = 0;   // of them kept
   // With RequestParams::logprobs >= 0, for a sampled token (token >= 0): its log-probability and
   // the most likely tokens, most likely first (valid during the callback).
@@ -130,6 +142,13 @@ struct SchedulerOptions {
   // a share of a whole step on the CPU (bench/RESULTS.md), so beside other decodes it slows them
   // more than it gains.
   std::size_t speculate_max_decodes = 1;
+  // The draft model's engine, for requests with RequestParams::draft (null: none). Its own KV
+  // pool holds the drafting requests' draft caches; it must share the target's vocabulary size
+  // (the server also checks the token texts) and hold at least one request's context.
+  std::shared_ptr<Engine> draft = nullptr;
+  // A draft guess the draft model gives a probability below this ends that step's guesses: an
+  // unsure guess is usually rejected and costs a draft pass and a verified row.
+  float draft_p_min = 0.5f;
 };
 
 struct SchedulerStats {
@@ -143,8 +162,9 @@ struct SchedulerStats {
   std::uint64_t prefix_hits = 0;     // of them found
   std::uint64_t finished = 0;
   std::size_t max_running_seen = 0;  // most requests running in one step so far
-  std::uint64_t spec_drafted = 0;    // prompt-lookup guesses verified
+  std::uint64_t spec_drafted = 0;    // speculative guesses (prompt lookup or draft model) verified
   std::uint64_t spec_accepted = 0;   // of them kept
+  std::uint64_t draft_steps = 0;     // forward passes of the draft model
 };
 
 class Scheduler {
@@ -171,6 +191,7 @@ class Scheduler {
 
   SchedulerStats stats() const;
   const Engine& engine() const { return *engine_; }
+  const Engine* draft_engine() const { return opts_.draft.get(); }
 
  private:
   struct Request;
@@ -187,6 +208,14 @@ class Scheduler {
   bool on_token(Request& r, std::span<const float> logits, TokenId tok);
   // Appends prompt-lookup guesses to r's planned decode within `budget` and the free blocks.
   void plan_guesses(Request& r, std::size_t& budget, std::size_t& committed);
+  // The most guesses r may add to its planned decode within `budget` (context and max_tokens).
+  std::size_t guess_limit(const Request& r, std::size_t budget) const;
+  // Keeps as many of r.guesses as the free blocks allow and plans them into the step.
+  void commit_guesses(Request& r, std::size_t& budget, std::size_t& committed);
+  // Draft-model guesses for `drafting` (decodes that asked for them), in batched draft passes.
+  void plan_drafts(const std::vector<Request*>& drafting, std::size_t& budget, std::size_t& committed);
+  // Cuts r's draft cache back to the tokens it shares with r's known tokens.
+  void trim_draft(Request& r);
   // Samples each row of a speculating request's step, keeping guesses while they match.
   void on_guess_rows(Request& r, std::span<const float> rows);
   std::size_t blocks_still_needed(const Request& r) const;
