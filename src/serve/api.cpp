@@ -214,9 +214,12 @@ GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint en
     }
   }
 
-  // wisp's extension: "speculative": {"lookup": N, "lookup_min": M, "draft_max": K} (prompt-lookup
-  // drafting; lookup 0 turns off a server default). Unset fields keep the server's defaults.
+  // wisp's extension: "speculative": {"lookup": N, "lookup_min": M, "draft_max": K, "draft": B}
+  // (prompt-lookup drafting, or the server's draft model; lookup 0 or draft false turns off a
+  // server default). Unset fields keep the server's defaults; asking for lookup turns off the
+  // default draft.
   p.lookup = ctx.lookup;
+  p.draft = ctx.draft;
   if (const json* sp = f.get("speculative")) {
     if (!sp->is_object()) f.wrong_type("speculative", "an object", *sp);
     const Fields g(*sp, "speculative");
@@ -224,12 +227,21 @@ GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint en
     if (auto v = g.integer("lookup", 0, max)) p.lookup.ngram_max = static_cast<std::size_t>(*v);
     if (auto v = g.integer("lookup_min", 1, max)) p.lookup.ngram_min = static_cast<std::size_t>(*v);
     if (auto v = g.integer("draft_max", 1, max)) p.lookup.draft_max = static_cast<std::size_t>(*v);
-    if (g.get("draft")) {
-      throw invalid_request("speculative.draft", "a draft model per request is not supported: use 'lookup'",
-                            "unsupported");
+    const std::optional<bool> draft = g.boolean("draft");
+    if (draft) {
+      if (*draft && !ctx.draft) {
+        throw invalid_request("speculative.draft", "this server has no draft model (start it with --draft FILE)",
+                              "unsupported");
+      }
+      p.draft = *draft;
+    } else if (p.lookup.ngram_max > 0) {
+      p.draft = false;
     }
-    if (p.lookup.ngram_max > 0 && ctx.exact) {
-      throw invalid_request("speculative.lookup",
+    if (p.draft && p.lookup.ngram_max > 0) {
+      throw invalid_request("speculative.draft", "'draft' and 'lookup' are two ways to draft: ask for one");
+    }
+    if ((p.lookup.ngram_max > 0 || p.draft) && ctx.exact) {
+      throw invalid_request(p.draft ? "speculative.draft" : "speculative.lookup",
                             "speculative decoding needs the default numerics; this server runs with --exact",
                             "unsupported");
     }

@@ -51,6 +51,7 @@ struct ApiContext {
   std::size_t n_ctx = 0;         // tokens per request (prompt + generated)
   std::size_t max_n = 16;        // most choices per request
   RequestParams::Lookup lookup;  // the server's prompt-lookup default (ngram_max 0: off)
+  bool draft = false;            // the server has a draft model (--draft): drafting is the default
   bool exact = false;            // the engine's batch-dependent numerics (no speculation then)
 };
 

@@ -86,6 +86,14 @@ std::string Metrics::render(std::size_t submitted) const {
   series(out, "wisp_kv_blocks_cached", "gauge", "KV blocks held by no request, kept for the prefix cache.",
          static_cast<double>(kv_.blocks_cached));
   series(out, "wisp_kv_block_size_tokens", "gauge", "Tokens per KV block.", static_cast<double>(kv_.block_size));
+  if (kv_.has_draft) {
+    series(out, "wisp_draft_kv_blocks_total", "gauge", "Blocks in the draft model's KV pool.",
+           static_cast<double>(kv_.draft_blocks_total));
+    series(out, "wisp_draft_kv_blocks_used", "gauge", "Draft KV blocks held by drafting requests.",
+           static_cast<double>(kv_.draft_blocks_total - kv_.draft_blocks_available));
+    series(out, "wisp_draft_steps_total", "counter", "Forward passes of the draft model.",
+           static_cast<double>(stats_.draft_steps));
+  }
   series(out, "wisp_prefix_cache_queries_total", "counter", "Prompt blocks looked up in the prefix cache.",
          static_cast<double>(stats_.prefix_queries));
   series(out, "wisp_prefix_cache_hits_total", "counter", "Prompt blocks found in the prefix cache.",
@@ -96,9 +104,9 @@ std::string Metrics::render(std::size_t submitted) const {
          static_cast<double>(stats_.prompt_tokens));
   series(out, "wisp_generation_tokens_total", "counter", "Tokens generated.",
          static_cast<double>(stats_.generated_tokens));
-  series(out, "wisp_speculative_drafted_tokens_total", "counter", "Prompt-lookup guesses verified.",
-         static_cast<double>(stats_.spec_drafted));
-  series(out, "wisp_speculative_accepted_tokens_total", "counter", "Prompt-lookup guesses kept (equal to the answer).",
+  series(out, "wisp_speculative_drafted_tokens_total", "counter",
+         "Speculative guesses (prompt lookup or draft model) verified.", static_cast<double>(stats_.spec_drafted));
+  series(out, "wisp_speculative_accepted_tokens_total", "counter", "Speculative guesses kept (equal to the answer).",
          static_cast<double>(stats_.spec_accepted));
   series(out, "wisp_steps_total", "counter", "Forward passes run by the scheduler.", static_cast<double>(stats_.steps));
   out +=

@@ -34,6 +34,10 @@ struct KvSnapshot {
   std::size_t blocks_free = 0;
   std::size_t blocks_cached = 0;  // held by no request, kept for the prefix cache
   std::size_t block_size = 0;
+  // The draft model's own pool (--draft), whose blocks only drafting requests hold.
+  bool has_draft = false;
+  std::size_t draft_blocks_total = 0;
+  std::size_t draft_blocks_available = 0;
 };
 
 class Metrics {

@@ -101,7 +101,12 @@ json sampling_properties(bool chat, std::size_t max_n) {
                                            "off (default: the server's --lookup); the answer is unchanged")},
                         {"lookup_min", integer(1, static_cast<std::int64_t>(kMaxLookup), "shortest n-gram; default 2")},
                         {"draft_max", integer(1, static_cast<std::int64_t>(kMaxLookup),
-                                              "most guesses verified per step; default the server's --draft-max")}}))},
+                                              "most guesses verified per step; default the server's --draft-max")},
+                        {"draft",
+                         {{"type", "boolean"},
+                          {"description",
+                           "wisp extension: speculation with the server's --draft model (default: on when "
+                           "it has one, off when the request asks for lookup); the answer is unchanged"}}}}))},
       {"user", nullable({{"type", "string"}, {"description", "ignored"}})},
   };
   if (chat) {

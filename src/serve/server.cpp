@@ -20,6 +20,7 @@
 #include "chat/chat_template.h"
 #include "engine/engine_state.h"
 #include "engine/scheduler.h"
+#include "generate/draft_model.h"
 #include "model/model_state.h"
 #include "serve/api.h"
 #include "serve/connection_watcher.h"
@@ -127,6 +128,8 @@ struct Server::Impl {
   std::unique_ptr<ChatTemplate> chat_template;
   std::string template_note;
   std::shared_ptr<Engine> engine;
+  std::shared_ptr<Engine> draft_engine;  // with --draft
+  std::string draft_note;
   std::unique_ptr<Scheduler> scheduler;
   ApiContext api;
   std::int64_t created = unix_now();
@@ -164,6 +167,12 @@ struct Server::Impl {
   void publish_metrics() {
     const BlockAllocator& a = engine->state().pool.allocator();
     KvSnapshot kv{a.n_blocks(), a.n_free(), a.n_cached(), a.block_size()};
+    if (draft_engine) {
+      const BlockAllocator& d = draft_engine->state().pool.allocator();
+      kv.has_draft = true;
+      kv.draft_blocks_total = d.n_blocks();
+      kv.draft_blocks_available = d.n_available();
+    }
     metrics.set_scheduler(scheduler->stats(), kv);
   }
 
@@ -721,6 +730,25 @@ void Server::load() {
   so.step_tokens = o.step_tokens;
   so.max_running = o.parallel;
   so.max_context = ctx;
+  so.speculate_max_decodes = o.speculate_max_decodes;
+  if (!o.draft_path.empty()) {
+    if (o.exact) throw Error("serve: --draft needs the default numerics (batch-invariant); drop --exact");
+    if (o.lookup.ngram_max > 0) throw Error("serve: choose one way to draft: --lookup N or --draft FILE, not both");
+    std::shared_ptr<const Model> draft = Model::load(o.draft_path);
+    const Tokenizer draft_tok = Tokenizer::from_gguf(detail::model_state(*draft).file);
+    check_same_vocabulary(tok.vocab(), draft_tok.vocab(), o.draft_path);
+    // The draft's pool holds as many tokens as the target's, so it never limits who may draft.
+    EngineOptions de = eo;
+    de.kv_tokens = s.engine->kv_capacity_tokens();
+    s.draft_engine = Engine::create(draft, de);
+    so.draft = s.draft_engine;
+    so.draft_p_min = o.draft_p_min;
+    char note[512];
+    std::snprintf(note, sizeof note, ", draft %s (%s, %.1f MiB of weights; KV pool %zu tokens, %.1f MiB)",
+                  o.draft_path.c_str(), draft->info().architecture.c_str(), draft->info().weight_bytes / 1048576.0,
+                  s.draft_engine->kv_capacity_tokens(), s.draft_engine->kv_bytes() / 1048576.0);
+    s.draft_note = note;
+  }
   s.scheduler = std::make_unique<Scheduler>(s.engine, tok, so);
 
   s.api.tokenizer = s.tokenizer.get();
@@ -730,6 +758,7 @@ void Server::load() {
   s.api.model_name = s.model_name;
   s.api.n_ctx = ctx;
   s.api.lookup = o.lookup;
+  s.api.draft = s.draft_engine != nullptr;
   s.api.exact = o.exact;
   if (o.lookup.ngram_max > 0 && o.exact) {
     throw Error("serve: --lookup needs the default numerics (batch-invariant); drop --exact");
@@ -742,13 +771,13 @@ void Server::load() {
 std::string Server::describe() const {
   const Impl& s = *impl_;
   if (!s.ready.load()) return "loading";
-  char buf[512];
+  char buf[1536];
   std::snprintf(buf, sizeof buf,
                 "model %s (%s), context %zu tokens per request, KV pool %zu tokens (%s, %.1f MiB), parallel %zu, "
-                "queue %zu, %d threads, chat template %s",
+                "queue %zu, %d threads, chat template %s%s",
                 s.model_name.c_str(), s.model->info().architecture.c_str(), s.api.n_ctx, s.engine->kv_capacity_tokens(),
                 std::string(s.engine->kv_type()).c_str(), s.engine->kv_bytes() / 1048576.0, s.opts.parallel,
-                s.opts.max_queue, s.engine->n_threads(), s.template_note.c_str());
+                s.opts.max_queue, s.engine->n_threads(), s.template_note.c_str(), s.draft_note.c_str());
   return buf;
 }
 

@@ -48,6 +48,14 @@ struct ServeOptions {
   // Prompt-lookup speculation for every request that does not say otherwise (ngram_max 0: off);
   // a request's "speculative" field overrides it.
   RequestParams::Lookup lookup;
+  // A draft model (a GGUF with the target's vocabulary) for speculation with it: loaded once on an
+  // engine of its own, whose KV pool holds as many tokens as the target's; every request drafts
+  // with it unless its "speculative" field says otherwise. Empty: none.
+  std::string draft_path;
+  float draft_p_min = 0.5f;  // a guess the draft is less sure of ends the step's guesses
+  // Speculation (either kind) only in steps with at most this many decodes (the scheduler's
+  // speculate_max_decodes: beside other decodes a guess costs them more than it gains).
+  std::size_t speculate_max_decodes = 1;
 };
 
 class Server {

@@ -45,6 +45,9 @@ struct ServeFlags {
   std::string device = "auto";
   std::optional<std::size_t> lookup;
   std::size_t lookup_min = 2, draft_max = 8;
+  std::optional<std::string> draft;
+  double draft_p_min = 0.5;
+  std::size_t spec_max_decodes = 1;
   bool exact = false;
 };
 
@@ -127,10 +130,27 @@ void declare(CommandLine& cl, ServeFlags& f) {
           "overrides, 0 turns it off): guesses from the text's earlier occurrences of its final N tokens, verified "
           "in the batched step; answers are unchanged");
   cl.option("--lookup-min", f.lookup_min).value_name("N").group("speculation").help("shortest n-gram --lookup matches");
+  cl.option("--draft", f.draft)
+      .value_name("FILE")
+      .group("speculation")
+      .help(
+          "speculative decoding with a draft model (a GGUF with the same vocabulary, e.g. a lower-bit copy) for every "
+          "request (a request's \"speculative\": {\"draft\": false} opts out): loaded once, with a KV pool of its "
+          "own as large as the model's; its guesses are verified in the batched step; answers are unchanged");
+  cl.option("--draft-p-min", f.draft_p_min)
+      .value_name("P")
+      .group("speculation")
+      .help("--draft: stop guessing at a token the draft gives probability below P");
   cl.option("--draft-max", f.draft_max)
       .value_name("K")
       .group("speculation")
       .help("most guesses verified per step and request (the number adapts to how many are kept)");
+  cl.positive("--spec-max-decodes", f.spec_max_decodes)
+      .value_name("N")
+      .group("speculation")
+      .help(
+          "guess (either way) only in steps with at most N decodes: beside other decodes a guess costs them more than "
+          "it gains on the CPU");
   cl.flag("--exact", f.exact)
       .group("engine")
       .help("llama.cpp's batch-dependent float order (answers then depend on what they are batched with)");
@@ -198,6 +218,15 @@ int cmd_serve(int argc, char** argv) {
   }
   o.lookup.draft_max = f.draft_max;
   if (o.lookup.ngram_max > 0 && o.exact) throw UsageError("--lookup needs the default numerics; drop --exact");
+  if (f.draft) {
+    if (f.draft->empty()) throw UsageError("--draft is empty");
+    if (o.exact) throw UsageError("--draft needs the default numerics; drop --exact");
+    if (o.lookup.ngram_max > 0) throw UsageError("choose one way to draft: --lookup N or --draft FILE, not both");
+    o.draft_path = *f.draft;
+  }
+  if (!(f.draft_p_min >= 0.0 && f.draft_p_min <= 1.0)) throw UsageError("--draft-p-min must be in [0, 1]");
+  o.draft_p_min = static_cast<float>(f.draft_p_min);
+  o.speculate_max_decodes = f.spec_max_decodes;
   o.device = f.device;
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
