@@ -19,6 +19,10 @@ tokens). tests/unit/model/test_arch_parity.cpp compares wisp against them.
   granite-tiny    embedding, residual, attention and logit multipliers
   qwen3moe-tiny   qwen3 attention, 8 merged experts, 3 chosen per token (weights renormalized)
   mixtral-tiny    llama with 4 merged experts, 2 chosen per token (Mixtral's layout)
+  gpt-oss-tiny    gpt-oss: attention sinks, sliding window (16) on the even layers, q/k/v/o biases,
+                  YaRN on every layer, 4 experts (top-2, softmax over the chosen logits) with
+                  biases and the clamped SwiGLU; quantized by llama.cpp to MXFP4_MOE (experts
+                  MXFP4, other matrices Q8_0, the router F32)
 
 Usage:  python3 scripts/gen_golden_arch_logits.py [--only NAME ...]
 Needs:  llama-cpp-python, gguf, numpy. Deterministic for a given llama.cpp build.
@@ -250,14 +254,69 @@ def write_mixtral(path: Path, seed: int) -> None:
     t.close()
 
 
-def tiny_arch(name: str, writer, seed: int) -> None:
+def write_gpt_oss(path: Path, seed: int) -> None:
+    import gguf
+
+    # gpt-oss's shape in small: head size 64 != n_embd / n_head, GQA 2:1, merged experts with
+    # biases, a per-head sink logit, no ffn_norm (post_attention_norm is the FFN's input norm).
+    n_exp, ff = 4, 128
+    t = Tiny(path, "gpt-oss", seed, n_embd=128, n_head=4, n_head_kv=2, n_ff=ff, n_layer=4, head_dim=64)
+    w = t.w
+    w.add_rope_freq_base(150000.0)
+    w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+    w.add_rope_scaling_factor(4.0)
+    w.add_rope_scaling_orig_ctx_len(64)
+    w.add_sliding_window(16)
+    w.add_expert_count(n_exp)
+    w.add_expert_used_count(2)
+    w.add_expert_feed_forward_length(ff)
+    d, q, kv = t.n_embd, t.n_head * t.head_dim, t.n_head_kv * t.head_dim
+
+    def bias(*shape: int, gain: float = 0.3) -> np.ndarray:
+        return (t.rng.standard_normal(shape) * gain).astype(np.float32)
+
+    t.add("token_embd.weight", t.rng.standard_normal((N_VOCAB, d)).astype(np.float32))
+    t.add("output_norm.weight", t.norm(d))
+    t.add("output.weight", t.mat(N_VOCAB, d, 4.0))
+    for il in range(t.n_layer):
+        p = f"blk.{il}."
+        t.add(p + "attn_norm.weight", t.norm(d))
+        t.add(p + "attn_q.weight", t.mat(q, d, 2.0))
+        t.add(p + "attn_q.bias", bias(q))
+        t.add(p + "attn_k.weight", t.mat(kv, d, 2.0))
+        t.add(p + "attn_k.bias", bias(kv))
+        t.add(p + "attn_v.weight", t.mat(kv, d))
+        t.add(p + "attn_v.bias", bias(kv))
+        t.add(p + "attn_output.weight", t.mat(d, q))
+        t.add(p + "attn_output.bias", bias(d))
+        # Sinks around the scores' size, so they take a real share of the softmax.
+        t.add(p + "attn_sinks.weight", (1.0 + t.rng.standard_normal(t.n_head)).astype(np.float32))
+        t.add(p + "post_attention_norm.weight", t.norm(d))
+        # Decisive routing, as qwen3moe-tiny. Written as Q8_0 (llama.cpp's quantizer leaves routers
+        # as they are): the integer dot's order is llama.cpp's on every x86 build, where F32 routers
+        # meet the float-dot lanes wisp has only for the AVX-512 build (see test_parity's mixtral case).
+        router = t.mat(n_exp, d, 6.0)
+        t.w.add_tensor(p + "ffn_gate_inp.weight", gguf.quants.quantize(router, gguf.GGMLQuantizationType.Q8_0),
+                       raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        t.add(p + "ffn_gate_inp.bias", bias(n_exp))
+        # Gate and up large enough that the SwiGLU's clamps at +-7 are reached.
+        t.add(p + "ffn_gate_exps.weight", np.stack([t.mat(ff, d, 5.0) for _ in range(n_exp)]))
+        t.add(p + "ffn_gate_exps.bias", bias(n_exp, ff))
+        t.add(p + "ffn_up_exps.weight", np.stack([t.mat(ff, d, 5.0) for _ in range(n_exp)]))
+        t.add(p + "ffn_up_exps.bias", bias(n_exp, ff))
+        t.add(p + "ffn_down_exps.weight", np.stack([t.mat(d, ff, 0.3) for _ in range(n_exp)]))
+        t.add(p + "ffn_down_exps.bias", bias(n_exp, d))
+    t.close()
+
+
+def tiny_arch(name: str, writer, seed: int, ftype_name: str = "LLAMA_FTYPE_MOSTLY_Q8_0") -> None:
     import llama_cpp
 
     dst = OUT / f"{name}.gguf"
     with tempfile.TemporaryDirectory() as tmp:
         f32 = Path(tmp) / f"{name}.f32.gguf"
         writer(f32, seed)
-        base.quantize(f32, dst, llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0)
+        base.quantize(f32, dst, getattr(llama_cpp, ftype_name))
     rng = np.random.default_rng(seed + 1)
     text = [1] + [int(x) for x in rng.integers(3, N_VOCAB, base.N_TEXT_TOKENS - 1)]
     prompts = [(f"random-{i}", [1] + [int(x) for x in rng.integers(3, N_VOCAB, 7 + 3 * i)]) for i in range(3)]
@@ -276,6 +335,7 @@ JOBS = {
     "granite-tiny": (write_granite, 20251208),
     "qwen3moe-tiny": (write_qwen3moe, 20251209),
     "mixtral-tiny": (write_mixtral, 20251210),
+    "gpt-oss-tiny": (write_gpt_oss, 20251211, "LLAMA_FTYPE_MOSTLY_MXFP4_MOE"),
 }
 
 
@@ -284,10 +344,10 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="golden names to regenerate (default: all)")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, (writer, seed) in JOBS.items():
+    for name, (writer, seed, *ftype) in JOBS.items():
         if args.only and name not in args.only:
             continue
-        tiny_arch(name, writer, seed)
+        tiny_arch(name, writer, seed, *ftype)
     return 0
 
 

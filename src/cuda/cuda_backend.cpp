@@ -239,6 +239,7 @@ class CudaBackend final : public model::Backend {
                    [=](cudaStream_t s) { launch_add(x.data, x.stride, y.data, y.stride, x.rows, x.cols, s); });
   }
   void glu(model::FfnAct act, model::Act gate, model::Act up, model::Act out) override {
+    if (act == model::FfnAct::kSwigluOai) throw Error("cuda: gpt-oss's clamped SwiGLU is not implemented on CUDA yet");
     const bool gelu = act != model::FfnAct::kSilu;
     LaunchKey k;
     k << 11 << gelu << gate << up << out;
@@ -280,6 +281,7 @@ class CudaBackend final : public model::Backend {
 
   void attention(const KvPool& pool, const model::StepBatch& batch, std::uint32_t layer, model::Act q,
                  const kernels::AttentionParams& p, model::Act out) override {
+    if (p.sinks != nullptr) throw Error("cuda: attention sinks (gpt-oss) are not implemented on CUDA yet");
     if (!step_ready(batch)) prepare_step(pool, batch);
     DeviceAttention a;
     a.n_heads = p.n_heads;

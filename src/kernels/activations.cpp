@@ -124,9 +124,13 @@ void scale(float* x, std::int64_t n, float s) { vec::mul_scale(x, s, x, n); }
 
 void add(const float* x, float* y, std::int64_t n) { vec::add_to(x, y, n); }
 
-void softmax(float* x, std::int64_t n, ggml::Simd isa) {
+namespace {
+
+// softmax's body; a sink, when has_sink, joins the max and the sum (after the groups, in double).
+void softmax_impl(float* x, std::int64_t n, ggml::Simd isa, bool has_sink, float sink) {
   float max = -std::numeric_limits<float>::infinity();
   for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
+  if (has_sink) max = std::max(max, sink);
   double sum = 0.0;
   std::int64_t i = 0;
   if (isa == ggml::Simd::kAvx2) {
@@ -153,8 +157,24 @@ void softmax(float* x, std::int64_t n, ggml::Simd isa) {
     x[i] = std::exp(x[i] - max);
     sum += static_cast<double>(x[i]);
   }
+  if (has_sink) sum += static_cast<double>(std::exp(sink - max));
   const auto inv = static_cast<float>(1.0 / sum);
   for (std::int64_t k = 0; k < n; ++k) x[k] *= inv;
+}
+
+}  // namespace
+
+void softmax(float* x, std::int64_t n, ggml::Simd isa) { softmax_impl(x, n, isa, false, 0.0f); }
+
+void softmax_with_sink(float* x, std::int64_t n, float sink, ggml::Simd isa) { softmax_impl(x, n, isa, true, sink); }
+
+void swiglu_oai_mul(const float* gate, const float* up, float* out, std::int64_t n, float alpha, float limit) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    const float x = std::min(gate[k], limit);
+    const float y = std::clamp(up[k], -limit, limit);
+    const float glu = x / (1.0f + std::exp(alpha * (-x)));
+    out[k] = glu * (y + 1.0f);
+  }
 }
 
 }  // namespace wisp::kernels

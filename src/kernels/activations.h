@@ -32,5 +32,13 @@ void add(const float* x, float* y, std::int64_t n);
 // through libm, then everything scaled by the float reciprocal of the sum. Index 0 starts a
 // group: pass whole KV rows (masked entries as -inf).
 void softmax(float* x, std::int64_t n, ggml::Simd isa = ggml::Simd::kAvx512);
+// The same with a sink (gpt-oss's attention): a logit outside x that joins the max and adds
+// exp(sink - max) to the sum in double after the groups, as ggml's soft_max with sinks does.
+void softmax_with_sink(float* x, std::int64_t n, float sink, ggml::Simd isa = ggml::Simd::kAvx512);
+
+// gpt-oss's clamped SwiGLU (ggml_swiglu_oai with llama.cpp's alpha 1.702 and limit 7):
+// out = g / (1 + exp(-alpha g)) * (u + 1) with g = min(gate, limit), u = clamp(up, -limit, limit).
+void swiglu_oai_mul(const float* gate, const float* up, float* out, std::int64_t n, float alpha = 1.702f,
+                    float limit = 7.0f);
 
 }  // namespace wisp::kernels

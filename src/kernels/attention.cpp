@@ -161,13 +161,13 @@ struct CodedRows {
   }
 };
 
-// Query heads h0 .. h0 + nh - 1 of one token at position `pos`, all reading kv head `kv_head`,
+// Query heads head0 .. head0 + nh - 1 of one token at position `pos`, all reading kv head `kv_head`,
 // against the keys [lo, pos]: each K and V row is fetched (decoded) once for the nh heads. Per
 // head, exactly the operations of a lone head. Scores are laid out by cache position from 0 so
 // ggml's groups of 16 line up (masked positions are -inf, then 0).
 template <class Rows>
-void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, std::int64_t kv_head, const Rows& rows,
-                  std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
+void attend_heads(const float* q_in, int head0, int nh, std::int64_t lo, std::int64_t pos, std::int64_t kv_head,
+                  const Rows& rows, std::int64_t d, const AttentionParams& p, bool batched, float* out, Scratch& s) {
   const std::int64_t n = pos + 1;
   const std::int64_t padded = (n + 63) / 64 * 64;
   const std::int64_t cap = static_cast<std::int64_t>(s.scores.size()) / nh;
@@ -194,7 +194,11 @@ void attend_heads(const float* q_in, int nh, std::int64_t lo, std::int64_t pos, 
     // through the vector exp. Padding to 64 reproduces that (and the whole 64-steps of the
     // one-token dot).
     std::fill(sc + n, sc + padded, -std::numeric_limits<float>::infinity());
-    softmax(sc, padded, p.isa);
+    if (p.sinks != nullptr) {
+      softmax_with_sink(sc, padded, p.sinks[head0 + g], p.isa);
+    } else {
+      softmax(sc, padded, p.isa);
+    }
     float* pr = s.probs.data() + g * cap;
     std::copy_n(sc, padded, pr);
     if (p.round_f16) round_to_f16_row(pr, padded);
@@ -303,8 +307,8 @@ void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionP
       const int h0 = static_cast<int>(item % heads_per_token) * per_item;
       const std::int64_t pos = sg.pos0 + t;
       const std::int64_t lo = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
-      attend_heads(sg.q + t * sg.q_stride + h0 * d, per_item, lo, pos, h0 / group, make_rows(sg.kv), d, p, batched(sg),
-                   sg.out + t * sg.out_stride + h0 * d, s);
+      attend_heads(sg.q + t * sg.q_stride + h0 * d, h0, per_item, lo, pos, h0 / group, make_rows(sg.kv), d, p,
+                   batched(sg), sg.out + t * sg.out_stride + h0 * d, s);
     }
   });
 }

@@ -53,6 +53,9 @@ struct AttentionParams {
   float kq_scale = 1.0f;
   std::int64_t window = 0;     // sliding window: key p is visible from query q iff q - p < window; 0 = all
   float logit_softcap = 0.0f;  // cap * tanh(score / cap) before the softmax; 0 = none
+  // Attention sinks (gpt-oss): sinks[h] is query head h's extra logit, counted in its softmax's
+  // max and denominator but attached to no value (ggml_soft_max_add_sinks). Null = none.
+  const float* sinks = nullptr;
   bool round_f16 = true;
   // Every query in the one-token (vec_dot) order, whatever the batch: its output then depends only
   // on its own row and cache. False: ggml's choice (tinyBLAS's order for batches of 2+ tokens).

@@ -88,6 +88,8 @@ class CpuBackend final : public Backend {
       for (std::int64_t r = b; r < e; ++r) {
         if (act == FfnAct::kSilu) {
           kernels::silu_mul(gate.row(r), up.row(r), out.row(r), gate.cols, isa_);
+        } else if (act == FfnAct::kSwigluOai) {
+          kernels::swiglu_oai_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
         } else {
           kernels::gelu_tanh_mul(gate.row(r), up.row(r), out.row(r), gate.cols);
         }

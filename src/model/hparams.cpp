@@ -56,9 +56,9 @@ struct ArchName {
   Arch arch;
 };
 constexpr ArchName kArchs[] = {
-    {"llama", Arch::kLlama},   {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3}, {"qwen3moe", Arch::kQwen3Moe},
-    {"gemma2", Arch::kGemma2}, {"gemma3", Arch::kGemma3},   {"phi3", Arch::kPhi3},   {"smollm3", Arch::kSmolLM3},
-    {"olmo2", Arch::kOlmo2},   {"granite", Arch::kGranite},
+    {"llama", Arch::kLlama},   {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3},    {"qwen3moe", Arch::kQwen3Moe},
+    {"gemma2", Arch::kGemma2}, {"gemma3", Arch::kGemma3},   {"phi3", Arch::kPhi3},      {"smollm3", Arch::kSmolLM3},
+    {"olmo2", Arch::kOlmo2},   {"granite", Arch::kGranite}, {"gpt-oss", Arch::kGptOss},
 };
 
 Arch parse_arch(const GgufFile& f) {
@@ -201,12 +201,37 @@ void apply_phi3(HParams& hp) {
   hp.fused_gate_up = true;
 }
 
-// Experts: counts from the file; qwen3moe's expert size has its own key, llama's MoE (Mixtral)
-// uses feed_forward_length for it.
+// gpt-oss: sliding window on the even layers (a pattern of 2, as llama.cpp reads it), YaRN on
+// every layer, scores scaled by 1/sqrt(n_rot), sinks; MoE with softmax-over-the-chosen gating,
+// biases everywhere and the clamped SwiGLU. Its post_attention_norm is the FFN's input norm
+// (weights.cpp), so the layer is otherwise llama's with pre-norms.
+void apply_gpt_oss(const Keys& k, HParams& hp) {
+  hp.rope_style = kernels::RopeStyle::kNeox;
+  hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.n_rot));
+  hp.attn_sinks = true;
+  hp.n_swa = k.count("attention.sliding_window");
+  if (hp.n_swa > 0) read_swa_pattern(k, hp, 2);
+  hp.rope_base_swa = k.real_or("rope.freq_base_swa", hp.rope_base);
+  hp.rope_freq_scale_swa = hp.rope_freq_scale;
+  hp.rope_yarn_swa = true;
+  hp.rope_corr_dims_swa[0] = hp.rope_corr_dims[0];
+  hp.rope_corr_dims_swa[1] = hp.rope_corr_dims[1];
+  if (hp.rope_ext_factor != 0.0f && hp.rope_base_swa != hp.rope_base) {
+    const std::int64_t n_ctx_orig = k.count_or("rope.scaling.original_context_length", hp.n_ctx_train);
+    kernels::rope_yarn_corr_dims(hp.n_rot, n_ctx_orig, hp.rope_base_swa, 32.0f, 1.0f, hp.rope_corr_dims_swa);
+  }
+  hp.expert_weights_norm = false;
+  hp.expert_softmax_chosen = true;
+  hp.expert_biases = true;
+  hp.expert_act = FfnAct::kSwigluOai;
+}
+
+// Experts: counts from the file; qwen3moe's and gpt-oss's expert size has its own key, llama's
+// MoE (Mixtral) uses feed_forward_length for it.
 void read_experts(const Keys& k, HParams& hp) {
   hp.n_expert = k.count_or("expert_count", 0);
   if (hp.n_expert == 0) {
-    if (hp.arch == Arch::kQwen3Moe) k.fail("expert_count", "is missing (needed by the qwen3moe architecture)");
+    if (hp.arch != Arch::kLlama) k.fail("expert_count", "is missing (needed by the " + hp.arch_name + " architecture)");
     return;
   }
   hp.n_expert_used = k.count("expert_used_count");
@@ -214,7 +239,7 @@ void read_experts(const Keys& k, HParams& hp) {
     k.fail("expert_used_count", "= " + std::to_string(hp.n_expert_used) +
                                     " must be between 1 and expert_count = " + std::to_string(hp.n_expert));
   }
-  hp.n_ff_exp = hp.arch == Arch::kQwen3Moe ? k.count("expert_feed_forward_length") : hp.n_ff;
+  hp.n_ff_exp = hp.arch == Arch::kLlama ? hp.n_ff : k.count("expert_feed_forward_length");
   if (hp.n_ff_exp <= 0) k.fail("expert_feed_forward_length", "must be positive");
   hp.expert_weights_scale = k.real_or("expert_weights_scale", 0.0f);
 }
@@ -309,8 +334,9 @@ HParams read_hparams(const GgufFile& f) {
       break;
     case Arch::kOlmo2: apply_olmo2(k, hp); break;
     case Arch::kGranite: apply_granite(k, hp); break;
+    case Arch::kGptOss: apply_gpt_oss(k, hp); break;
   }
-  if (hp.arch == Arch::kLlama || hp.arch == Arch::kQwen3Moe) read_experts(k, hp);
+  if (hp.arch == Arch::kLlama || hp.arch == Arch::kQwen3Moe || hp.arch == Arch::kGptOss) read_experts(k, hp);
   validate(f, k, hp);
   return hp;
 }

@@ -23,11 +23,13 @@ enum class Arch : std::uint8_t {
   kSmolLM3,
   kOlmo2,
   kGranite,
+  kGptOss,  // "gpt-oss"
 };
 
 // The architectures wisp runs, by their general.architecture names, for messages ("llama, qwen2, ...").
 std::string supported_architectures();
-enum class FfnAct : std::uint8_t { kSilu, kGeluTanh };
+// kSwigluOai: gpt-oss's experts, min(g, 7) * sigmoid(1.702 min(g, 7)) * (clamp(u, -7, 7) + 1) (kernels/activations.h).
+enum class FfnAct : std::uint8_t { kSilu, kGeluTanh, kSwigluOai };
 
 struct HParams {
   Arch arch = Arch::kLlama;
@@ -53,6 +55,10 @@ struct HParams {
   float rope_corr_dims[2] = {0.0f, 0.0f};
   float rope_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;
+  // gpt-oss: the sliding-window layers rotate with the global layers' YaRN too (their corr dims
+  // from rope_base_swa); elsewhere sliding layers keep plain rope.
+  bool rope_yarn_swa = false;
+  float rope_corr_dims_swa[2] = {0.0f, 0.0f};
 
   // Sliding-window attention: layer il attends to the last n_swa positions where is_swa[il].
   std::int64_t n_swa = 0;
@@ -77,6 +83,7 @@ struct HParams {
   bool qk_norm_whole = false;  // olmo2: over all heads of a token at once, not per head
   bool post_norms = false;     // RMSNorm after attention and after the FFN (gemma2/3, olmo2)
   bool fused_gate_up = false;  // phi3: ffn_up holds gate then up (2 * n_ff rows), no ffn_gate
+  bool attn_sinks = false;     // gpt-oss: a learned logit per head in each softmax's denominator
 
   // Mixture of experts (qwen3moe, llama with experts): every layer's FFN is n_expert SwiGLU
   // experts of n_ff_exp, stored merged (ffn_{gate,up,down}_exps); a softmax router picks
@@ -87,6 +94,12 @@ struct HParams {
   std::int64_t n_ff_exp = 0;
   bool expert_weights_norm = true;
   float expert_weights_scale = 0.0f;  // 0 or 1 = none
+  // gpt-oss: the router's raw logits (plus its bias) pick the experts and the chosen ones' logits
+  // are soft-maxed into their weights (llama.cpp's SOFTMAX_WEIGHT gating); the router and every
+  // expert matrix carry biases; the experts' GLU is kSwigluOai.
+  bool expert_softmax_chosen = false;
+  bool expert_biases = false;
+  FfnAct expert_act = FfnAct::kSilu;
 
   std::int64_t n_embd_q() const { return n_head * head_dim; }
   std::int64_t n_embd_kv() const { return n_head_kv * head_dim; }

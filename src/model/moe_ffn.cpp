@@ -27,7 +27,8 @@ void MoeFfn::route(Act logits, std::int64_t n) {
   std::vector<std::int32_t> idx(static_cast<std::size_t>(n_exp));
   for (std::int64_t t = 0; t < n; ++t) {
     be_.read_row(logits, t, row_);
-    kernels::softmax(row_.data(), n_exp, be_.ggml_isa());
+    // gpt-oss picks by the raw logits and soft-maxes only the chosen ones (below).
+    if (!hp_.expert_softmax_chosen) kernels::softmax(row_.data(), n_exp, be_.ggml_isa());
     // Largest first; equal probabilities keep the lower expert id first.
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) { return row_[a] > row_[b]; });
@@ -39,6 +40,7 @@ void MoeFfn::route(Act logits, std::int64_t n) {
       wt[s] = row_[static_cast<std::size_t>(ch[s])];
       sum += static_cast<double>(wt[s]);
     }
+    if (hp_.expert_softmax_chosen) kernels::softmax(wt, k, be_.ggml_isa());
     if (hp_.expert_weights_norm) {
       // Clamped to the smallest normal half, as llama.cpp does against a zero sum.
       const float total = std::max(static_cast<float>(sum), 6.103515625e-5f);
@@ -55,7 +57,7 @@ void MoeFfn::forward(const LayerWeights& w, Act in, Act out) {
   const std::int64_t k = hp_.n_expert_used;
   reserve(n);
   const Act logits = logits_.view().rows_from(0, n);
-  be_.matmul(w.gate_inp, in, logits);
+  be_.matmul(w.gate_inp, in, logits, w.gate_inp_b);
   route(logits, n);
 
   // Each (token, slot) gets a row of the expert-major buffers: expert e's tokens are rows
@@ -88,10 +90,14 @@ void MoeFfn::forward(const LayerWeights& w, Act in, Act out) {
     const Act xe = x.rows_from(r0, m);
     const Act ge = gate_.view().rows_from(r0, m);
     const Act ue = up_.view().rows_from(r0, m);
-    const Backend::MatmulTarget gate_up[] = {{&g, ge, nullptr}, {&u, ue, nullptr}};
+    // Expert e's biases (gpt-oss), added after its product as ggml_add_id does.
+    const float* gb = w.gate_exps_b ? w.gate_exps_b + e * hp_.n_ff_exp : nullptr;
+    const float* ub = w.up_exps_b ? w.up_exps_b + e * hp_.n_ff_exp : nullptr;
+    const float* db = w.down_exps_b ? w.down_exps_b + e * hp_.n_embd : nullptr;
+    const Backend::MatmulTarget gate_up[] = {{&g, ge, gb}, {&u, ue, ub}};
     be_.matmul_group(xe, gate_up);
-    be_.glu(FfnAct::kSilu, ge, ue, ge);
-    be_.matmul(d, ge, y_.view().rows_from(r0, m));
+    be_.glu(hp_.expert_act, ge, ue, ge);
+    be_.matmul(d, ge, y_.view().rows_from(r0, m), db);
   }
   be_.weighted_sum_rows(y_.view().rows_from(0, n * k), slot_rows_, weights_, k, out);
 }

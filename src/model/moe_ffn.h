@@ -3,6 +3,9 @@
 //   p = softmax(h W_gate_inp) ; the n_expert_used largest p, largest first ; w = p / sum(p)
 //   [* expert_weights_scale] ; for each chosen expert e: y_e = (silu(h G_e) * (h U_e)) D_e ;
 //   out = w_0 y_0 + w_1 y_1 + ... (in that order: the float sum llama.cpp forms).
+// gpt-oss instead adds the router's bias, takes the n_expert_used largest logits and soft-maxes
+// those into w (no renormalization), adds each expert's biases after its products and uses the
+// clamped SwiGLU (HParams::expert_softmax_chosen, expert_biases, expert_act).
 // The routing runs on the host (n_expert floats per token). Each expert then multiplies only the
 // rows of the tokens routed to it, so a step reads only the chosen experts' weights: decode reads
 // the active parameters, not all of them.

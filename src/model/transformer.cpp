@@ -62,11 +62,13 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
     rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
     rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
     rp.freq_factors = m_.weights.rope_freqs;
-    if (!swa) {  // YaRN and the magnitude factor are the global layers' (sliding ones keep plain rope)
+    // YaRN and the magnitude factor are the global layers' (sliding ones keep plain rope, except
+    // on gpt-oss, whose every layer has them).
+    if (!swa || hp_.rope_yarn_swa) {
       rp.ext_factor = hp_.rope_ext_factor;
       rp.attn_factor = hp_.rope_attn_factor;
-      rp.corr_dims[0] = hp_.rope_corr_dims[0];
-      rp.corr_dims[1] = hp_.rope_corr_dims[1];
+      rp.corr_dims[0] = swa ? hp_.rope_corr_dims_swa[0] : hp_.rope_corr_dims[0];
+      rp.corr_dims[1] = swa ? hp_.rope_corr_dims_swa[1] : hp_.rope_corr_dims[1];
     }
     be_.rope(q, hp_.head_dim, batch.positions(), rp);
     be_.rope(k, hp_.head_dim, batch.positions(), rp);
@@ -80,6 +82,7 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
   ap.kq_scale = hp_.kq_scale;
   ap.window = swa ? hp_.n_swa : 0;
   ap.logit_softcap = hp_.attn_softcap;
+  ap.sinks = w.attn_sinks;
   ap.round_f16 = num_.round_f16;
   ap.batch_invariant = num_.batch_invariant;
   be_.attention(pool, batch, static_cast<std::uint32_t>(il), q, ap, att);

@@ -1,5 +1,5 @@
 // The forward pass of the decoder-only transformers wisp runs (llama, qwen2/3, gemma2/3, phi3,
-// smollm3, olmo2, granite), written as ops on a Backend. One Transformer per engine: it owns the
+// smollm3, olmo2, granite, gpt-oss), written as ops on a Backend. One Transformer per engine: it owns the
 // activation buffers of a step, whose tokens may come from many sequences (model/step_batch.h).
 // The architectures differ only by the flags of their HParams (model/hparams.h).
 //
@@ -7,6 +7,7 @@
 //   [h = rmsnorm(x), else h = x (olmo2)] ; q, k, v = h Wq, h Wk, h Wv (+ bias)
 //   [rmsnorm of q and k, per head or whole] ; [rope(q, k), not on smollm3's every 4th layer]
 //   [q *= q_scale] ; store k, v in the KV cache ; a = attention(q, cache) [scores soft-capped]
+//   [a sink logit per head in the softmax (gpt-oss)]
 //   o = a Wo ; [o = rmsnorm(o)] ; [o *= residual_scale] ; x += o
 //   [h = rmsnorm(x)] ; g = act(h Wgate) * (h Wup) ; o = g Wdown (MoE: the routed experts' sum, moe_ffn.h) ; [o =
 //   rmsnorm(o)] ; [o *= residual_scale] ; x += o

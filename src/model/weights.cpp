@@ -63,11 +63,16 @@ class Binder {
     return v;
   }
 
-  // An F32 vector of n values (norm weights, biases).
-  const float* vector(const std::string& name, std::int64_t n, bool required = true) {
+  // An F32 vector of n values (norm weights, biases), or with n_sets > 1 an F32 matrix of n_sets
+  // such vectors (GGUF shape [n, n_sets]: the merged experts' biases).
+  const float* vector(const std::string& name, std::int64_t n, bool required = true, std::int64_t n_sets = 1) {
     const GgufTensor* t = lookup(name, required);
     if (!t) return nullptr;
-    check_shape(*t, {n});
+    if (n_sets > 1) {
+      check_shape(*t, {n, n_sets});
+    } else {
+      check_shape(*t, {n});
+    }
     if (t->type_id != static_cast<std::uint32_t>(GgmlType::kF32)) {
       fail(name, std::string("has type ") + t->type->name + ", expected F32");
     }
@@ -187,12 +192,24 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
       l.post_attn_norm = b.vector(blk(il, "post_attention_norm.weight"), d);
       l.post_ffn_norm = b.vector(blk(il, "post_ffw_norm.weight"), d);
     }
-    if (hp.pre_norms) l.ffn_norm = b.vector(blk(il, "ffn_norm.weight"), d);
+    if (hp.attn_sinks) l.attn_sinks = b.vector(blk(il, "attn_sinks.weight"), hp.n_head);
+    if (hp.arch == Arch::kGptOss) {
+      // gpt-oss names its FFN input norm post_attention_norm (it follows the attention's residual).
+      l.ffn_norm = b.vector(blk(il, "post_attention_norm.weight"), d);
+    } else if (hp.pre_norms) {
+      l.ffn_norm = b.vector(blk(il, "ffn_norm.weight"), d);
+    }
     if (hp.is_moe()) {
       l.gate_inp = b.matrix(blk(il, "ffn_gate_inp.weight"), d, hp.n_expert);
       l.gate_exps = b.experts(blk(il, "ffn_gate_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
       l.up_exps = b.experts(blk(il, "ffn_up_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
       l.down_exps = b.experts(blk(il, "ffn_down_exps.weight"), hp.n_ff_exp, d, hp.n_expert);
+      if (hp.expert_biases) {
+        l.gate_inp_b = b.vector(blk(il, "ffn_gate_inp.bias"), hp.n_expert);
+        l.gate_exps_b = b.vector(blk(il, "ffn_gate_exps.bias"), hp.n_ff_exp, true, hp.n_expert);
+        l.up_exps_b = b.vector(blk(il, "ffn_up_exps.bias"), hp.n_ff_exp, true, hp.n_expert);
+        l.down_exps_b = b.vector(blk(il, "ffn_down_exps.bias"), d, true, hp.n_expert);
+      }
       continue;
     }
     if (hp.fused_gate_up) {

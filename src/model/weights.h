@@ -31,6 +31,13 @@ struct LayerWeights {
   // matrix of n_expert * n_ff_exp rows (gate, up) or n_expert * n_embd rows (down); expert e is
   // the e-th run of rows (expert_rows()).
   kernels::MatrixView gate_inp, gate_exps, up_exps, down_exps;
+  // gpt-oss: the router's bias (n_expert) and the experts' biases, expert e's at e * n_ff_exp
+  // (gate, up) or e * n_embd (down); the per-head attention sink logits (n_head).
+  const float* gate_inp_b = nullptr;
+  const float* gate_exps_b = nullptr;
+  const float* up_exps_b = nullptr;
+  const float* down_exps_b = nullptr;
+  const float* attn_sinks = nullptr;
 };
 
 struct ModelWeights {

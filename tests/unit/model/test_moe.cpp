@@ -47,11 +47,12 @@ TEST_P(MoeInvariance, LogitsDoNotDependOnTheStep) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, MoeInvariance, ::testing::Values("qwen3moe-tiny", "mixtral-tiny"), [](const auto& p) {
-  std::string n = p.param;
-  std::replace(n.begin(), n.end(), '-', '_');
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Golden, MoeInvariance, ::testing::Values("qwen3moe-tiny", "mixtral-tiny", "gpt-oss-tiny"),
+                         [](const auto& p) {
+                           std::string n = p.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace wisp

@@ -3,9 +3,9 @@
 // skipped where scripts have not made it: the float dots) and on random-weight models of
 // the architectures no real model here covers (qwen2 with QKV biases, llama with a separate output
 // matrix and GQA 4:1, gemma3 with sliding windows inside the text and soft-capping; then qwen3,
-// qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3, smollm3, olmo2, granite, and the
+// qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3, smollm3, olmo2, granite, the
 // mixtures of experts qwen3moe (8 experts, top-3) and Mixtral-style llama (4, top-2), one Q8_0 file
-// each from scripts/gen_golden_arch_logits.py):
+// each, and gpt-oss (4 experts, top-2, MXFP4 experts) from scripts/gen_golden_arch_logits.py):
 //   - over a 256-token text: top-1 agreement >= 99% and the largest |delta logit| over llama.cpp's
 //     top-10 of every position (printed), and the largest |delta| over the full vocabulary at a few
 //     positions (llama.cpp's values stored as float16, so that part carries half-precision error);
@@ -174,7 +174,10 @@ INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                                            ParityCase{"llama3-tiny", 0.01, 3}, ParityCase{"gemma2-tiny", 0.01, 3},
                                            ParityCase{"phi3-tiny", 0.01, 3}, ParityCase{"olmo2-tiny", 0.01, 3},
                                            ParityCase{"qwen3moe-tiny", 0.01, 3},
-                                           ParityCase{"mixtral-tiny", kFloatNoise, 3}),
+                                           ParityCase{"mixtral-tiny", kFloatNoise, 3},
+                                           // gpt-oss: MXFP4 experts (repacked, one token at a time as
+                                           // ggml's mul_mat_id runs them), sinks, biases, clamped SwiGLU.
+                                           ParityCase{"gpt-oss-tiny", 0.01, 3}),
                          [](const auto& p) {
                            std::string n = p.param.golden;
                            std::replace(n.begin(), n.end(), '-', '_');
