@@ -46,15 +46,13 @@ struct MultiDot {
 };
 
 // The multi-output variants of `single`, one of the functions of `k` (find_dot_kernel's entry for
-// this CPU), or nullptr when it has none. Functions are matched by their slot in `k`, not by
-// address: each ISA's kernels have internal linkage, so a copy in another file has another address.
+// this CPU, from the running bundle kernel_set()), or nullptr when it has none. Functions are
+// matched by their slot in `k`, not by address: each ISA's kernels have internal linkage, so a
+// copy in another file has another address.
 const MultiDot* find_multi_dot(const DotKernel& k, DotFn single);
 
-// The variants built for `isa` (count in *n; none for the scalar path or an ISA this CPU lacks).
+// The variants built for `isa` (count in *n; none for the scalar path or an ISA this CPU lacks):
+// kernel_set_for(isa)->multi_dots (kernel_set.h).
 const MultiDot* multi_dots_for(Isa isa, std::size_t* n);
-
-// Each x86 ISA's variants (multi_dots.cpp in avx2/ and avx512/); call only on a CPU with the ISA.
-const MultiDot* avx2_multi_dots(std::size_t* n);
-const MultiDot* avx512_multi_dots(std::size_t* n);
 
 }  // namespace wisp::kernels
