@@ -8,45 +8,10 @@
 #include "formats/half.h"
 #include "formats/half_rows.h"
 #include "kernels/ggml_order.h"
+#include "kernels/kernel_set.h"
 #include "kernels/vec_ops.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
 namespace wisp::kernels {
-
-#if defined(__AVX512F__)
-namespace {
-
-// ggml::expf (ggml_v_expf) on 16 lanes: the same operations lane by lane, so the same bits; the
-// scalar version's ldexp is the scalef here, and its two special cases are the blend.
-inline __m512 expf16(__m512 x) {
-  const __m512 r = _mm512_set1_ps(0x1.8p23f);
-  const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), r);
-  const __m512 n = _mm512_sub_ps(z, r);
-  const __m512 b =
-      _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
-  const __mmask16 big = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
-  const __m512 u = _mm512_mul_ps(b, b);
-  const __m512 j = _mm512_fmadd_ps(
-      _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
-                      _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
-      u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
-  const __m512 res = _mm512_scalef_ps(j, n);
-  if (big == 0) return res;
-  const __m512 zero = _mm512_setzero_ps();
-  const __m512 alt = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(n, zero, _CMP_LE_OQ), _mm512_set1_ps(INFINITY), zero);
-  return _mm512_mask_blend_ps(big, res, alt);
-}
-
-// ggml::silu on 16 lanes: x / (1 + e^(0 - x)).
-inline __m512 silu16(__m512 x) {
-  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), expf16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-}
-
-}  // namespace
-#endif
 
 float gelu_tanh(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
@@ -64,13 +29,7 @@ void silu_mul(const float* gate, const float* up, float* out, std::int64_t n, gg
   }
   // ggml's AVX-512 swiglu: its vector exp for whole groups of 16, libm's for the tail.
   const std::int64_t simd = n - n % 16;
-#if defined(__AVX512F__)
-  for (std::int64_t i = 0; i < simd; i += 16) {
-    _mm512_storeu_ps(out + i, _mm512_mul_ps(silu16(_mm512_loadu_ps(gate + i)), _mm512_loadu_ps(up + i)));
-  }
-#else
-  for (std::int64_t i = 0; i < simd; ++i) out[i] = ggml::silu(gate[i]) * up[i];
-#endif
+  kernel_set().ggml16.silu_mul(gate, up, out, simd);
   for (std::int64_t i = simd; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
@@ -143,15 +102,9 @@ void softmax_impl(float* x, std::int64_t n, ggml::Simd isa, bool has_sink, float
   }
   // ggml_vec_soft_max_f32 (AVX-512): groups of 16 through the vector exp, each group summed by
   // the 16-lane reduction and added to a double; the tail through libm's expf.
-  for (; isa == ggml::Simd::kAvx512 && i + 16 <= n; i += 16) {
-#if defined(__AVX512F__)
-    const __m512 e = expf16(_mm512_sub_ps(_mm512_loadu_ps(x + i), _mm512_set1_ps(max)));
-    _mm512_storeu_ps(x + i, e);
-    sum += static_cast<double>(_mm512_reduce_add_ps(e));  // reduce16's order
-#else
-    for (int l = 0; l < 16; ++l) x[i + l] = ggml::expf(x[i + l] - max);
-    sum += static_cast<double>(ggml::reduce16(x + i));
-#endif
+  if (isa == ggml::Simd::kAvx512) {
+    i = n - n % 16;
+    sum = kernel_set().ggml16.exp_sum(x, i, max);
   }
   for (; i < n; ++i) {
     x[i] = std::exp(x[i] - max);

@@ -1,9 +1,5 @@
 #include "kernels/attention.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +10,7 @@
 #include "formats/half_rows.h"
 #include "kernels/activations.h"
 #include "kernels/ggml_order.h"
+#include "kernels/kernel_set.h"
 #include "kernels/vec_ops.h"
 #include "wisp/error.h"
 
@@ -21,62 +18,12 @@ namespace wisp::kernels {
 
 namespace {
 
-// The two ways ggml multiplies half-precision rows (both operands already half-valued floats):
+// The two ways ggml multiplies half-precision rows (both operands already half-valued floats), in
+// the orders of its AVX-512 build: batched (tinyBLAS, used when the batch has 2+ tokens and
+// n % 16 == 0) and one token (ggml_vec_dot_f16). Ggml16Ops (kernel_set.h) says the lanes; the
+// running kernel bundle computes them.
 //
-// Batched (tinyBLAS on AVX-512, used when the batch has 2+ tokens and n % 16 == 0): one 16-lane
-// FMA accumulator, element i in lane i % 16, folded by reduce16.
-float dot_f16_gemm(const float* a, const float* b, std::int64_t n) {
-#if defined(__AVX512F__)
-  __m512 acc = _mm512_setzero_ps();
-  for (std::int64_t i = 0; i < n; i += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
-  return _mm512_reduce_add_ps(acc);  // reduce16's order (ggml_order.h)
-#else
-  float acc[16] = {};
-  for (std::int64_t i = 0; i < n; i += 16) {
-    for (int l = 0; l < 16; ++l) acc[l] = std::fma(a[i + l], b[i + l], acc[l]);
-  }
-  return ggml::reduce16(acc);
-#endif
-}
-
-// One token (ggml_vec_dot_f16 on AVX-512): four 16-lane accumulators over steps of 64, element i
-// in accumulator (i / 16) % 4, lane i % 16; folded 0+2, 1+3, then 0+1, reduced by reduce16 into
-// a double; the elements past the last whole step are added in double one by one.
-float dot_f16_vec(const float* a, const float* b, std::int64_t n) {
-  const std::int64_t np = n - n % 64;
-  double sum = 0;
-#if defined(__AVX512F__)
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  for (std::int64_t i = 0; i < np; i += 64) {
-    for (int j = 0; j < 4; ++j) {
-      acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * j), _mm512_loadu_ps(b + i + 16 * j), acc[j]);
-    }
-  }
-  acc[0] = _mm512_add_ps(acc[0], acc[2]);
-  acc[1] = _mm512_add_ps(acc[1], acc[3]);
-  sum = _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
-#else
-  float acc[4][16] = {};
-  for (std::int64_t i = 0; i < np; i += 64) {
-    for (int j = 0; j < 4; ++j) {
-      for (int l = 0; l < 16; ++l) {
-        const std::int64_t e = i + 16 * j + l;
-        acc[j][l] = std::fma(a[e], b[e], acc[j][l]);
-      }
-    }
-  }
-  for (int l = 0; l < 16; ++l) {
-    acc[0][l] += acc[2][l];
-    acc[1][l] += acc[3][l];
-  }
-  for (int l = 0; l < 16; ++l) acc[0][l] += acc[1][l];
-  sum = ggml::reduce16(acc[0]);
-#endif
-  for (std::int64_t e = np; e < n; ++e) sum += static_cast<double>(a[e] * b[e]);
-  return static_cast<float>(sum);
-}
-
-// The same two products in the AVX2 build of ggml (8-lane vectors).
+// The same two products in the AVX2 build of ggml (8-lane vectors), here:
 //
 // Batched (tinyBLAS<8, __m256>, n % 8 == 0): one 8-lane FMA accumulator, element i in lane i % 8,
 // folded by hsum8.
@@ -175,7 +122,9 @@ void attend_heads(const float* q_in, int head0, int nh, std::int64_t lo, std::in
   if (p.round_f16) round_to_f16_row(s.q.data(), nh * d);
   const bool avx2 = p.isa == ggml::Simd::kAvx2;
   const bool gemm_qk = batched && d % (avx2 ? 8 : 16) == 0;
-  const auto qk_dot = gemm_qk ? (avx2 ? dot_f16_gemm_avx2 : dot_f16_gemm) : (avx2 ? dot_f16_vec_avx2 : dot_f16_vec);
+  const Ggml16Ops& lanes16 = kernel_set().ggml16;
+  const auto qk_dot =
+      gemm_qk ? (avx2 ? dot_f16_gemm_avx2 : lanes16.dot_gemm) : (avx2 ? dot_f16_vec_avx2 : lanes16.dot_vec);
 
   for (int g = 0; g < nh; ++g) std::fill_n(s.scores.data() + g * cap, lo, -std::numeric_limits<float>::infinity());
   for (std::int64_t t = lo; t <= pos; ++t) {
