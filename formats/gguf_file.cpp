@@ -15,16 +15,6 @@ namespace {
 constexpr int kMaxArrayDepth = 8;
 constexpr std::uint64_t kMaxDim = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
-// A tensor type wisp cannot read: named when GGML defines it (a newer or rarer block type), with
-// the types wisp does read, so the user knows whether another quantization of the model would do.
-std::string unsupported_type_message(std::uint32_t id) {
-  const char* name = ggml_type_name(id);
-  return "unknown or unsupported tensor type id " + std::to_string(id) +
-         (name ? std::string(" (GGML's ") + name + ", which wisp does not implement)"
-               : std::string(" (not a GGML type)")) +
-         "; wisp reads " + supported_block_type_names();
-}
-
 std::string key_field(std::string_view key, const char* what) { return "metadata '" + std::string(key) + "' " + what; }
 
 GgufValue read_value(ByteCursor& cur, GgufValueType type, std::string_view key, int depth);
@@ -100,19 +90,31 @@ std::string GgufTensor::shape_string() const {
   return s + "]";
 }
 
-GgufFile GgufFile::open(const std::string& path) {
+// A tensor type wisp cannot read: named when GGML defines it (a newer or rarer block type), with
+// the types wisp does read, so the user knows whether another quantization of the model would do.
+std::string unsupported_type_message(std::uint32_t id) {
+  const char* name = ggml_type_name(id);
+  return "unknown or unsupported tensor type id " + std::to_string(id) +
+         (name ? std::string(" (GGML's ") + name + ", which wisp does not implement)"
+               : std::string(" (not a GGML type)")) +
+         "; wisp reads " + supported_block_type_names();
+}
+
+GgufFile GgufFile::open(const std::string& path, GgufOpenOptions options) {
   GgufFile f;
   f.map_ = std::make_unique<MappedFile>(path);
   f.bytes_ = f.map_->bytes();
   f.name_ = path;
+  f.options_ = options;
   f.parse_all();
   return f;
 }
 
-GgufFile GgufFile::parse(std::span<const std::uint8_t> bytes, std::string name) {
+GgufFile GgufFile::parse(std::span<const std::uint8_t> bytes, std::string name, GgufOpenOptions options) {
   GgufFile f;
   f.bytes_ = bytes;
   f.name_ = std::move(name);
+  f.options_ = options;
   f.parse_all();
   return f;
 }
@@ -201,7 +203,23 @@ void GgufFile::parse_all() {
     std::uint64_t type_at = cur.pos();
     t.type_id = cur.read<std::uint32_t>(tf + " type");
     t.type = find_block_type(t.type_id);
-    if (t.type == nullptr) cur.fail(tf + " type", type_at, unsupported_type_message(t.type_id));
+    if (t.type == nullptr && !options_.keep_unknown_types) {
+      cur.fail(tf + " type", type_at, unsupported_type_message(t.type_id));
+    }
+    if (t.type == nullptr) {
+      // Kept for `wisp info`: its size is unknown, so only its offset is read (and checked below
+      // for alignment and against the file's end as an empty extent).
+      t.offset = cur.read<std::uint64_t>(tf + " offset");
+      if (t.offset % alignment_ != 0) {
+        cur.fail(tf + " offset", cur.pos() - 8,
+                 "data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+                     std::to_string(alignment_));
+      }
+      if (!tensor_index_.emplace(t.name, tensors_.size()).second)
+        cur.fail(field + " name", at, "duplicate tensor name '" + std::string(t.name) + "'");
+      tensors_.push_back(t);
+      continue;
+    }
     if (t.ne[0] % t.type->block_elems != 0)
       cur.fail(tf + " shape", dims_at,
                "row length " + std::to_string(t.ne[0]) + " is not a multiple of the " + t.type->name + " block size " +

@@ -27,7 +27,9 @@ inline constexpr int kGgufMaxDims = 4;
 struct GgufTensor {
   std::string_view name;
   std::uint32_t type_id = 0;
-  const BlockTypeInfo* type = nullptr;  // never null in a successfully opened file
+  // Never null in a file opened normally; null for a type id wisp does not read when the file was
+  // opened with GgufOpenOptions::keep_unknown_types (n_bytes is then 0: its size is unknown).
+  const BlockTypeInfo* type = nullptr;
   int n_dims = 0;
   std::int64_t ne[kGgufMaxDims] = {1, 1, 1, 1};  // ne[0] is the contiguous (row) dimension
   std::uint64_t offset = 0;                      // relative to the data section, as stored
@@ -47,13 +49,24 @@ struct GgufKeyValue {
   std::uint64_t file_offset = 0;  // where the key/value pair starts, for error messages
 };
 
+struct GgufOpenOptions {
+  // A tensor whose type id wisp does not read is kept (type null, size unknown, its data
+  // unchecked) instead of failing the file, so `wisp info` can describe the rest. Nothing that
+  // multiplies or dequantizes tensors opens files this way.
+  bool keep_unknown_types = false;
+};
+
+// "unknown or unsupported tensor type id 40 (GGML's NVFP4, which wisp does not implement); wisp
+// reads F32, F16, ...": the error for a type id wisp cannot read.
+std::string unsupported_type_message(std::uint32_t type_id);
+
 class GgufFile {
  public:
   // Maps and parses `path`. Throws wisp::Error on any malformed input.
-  static GgufFile open(const std::string& path);
+  static GgufFile open(const std::string& path, GgufOpenOptions options = {});
   // Parses an in-memory image (fuzzing, tests). `bytes` must outlive the GgufFile;
   // `name` stands in for the file name in error messages.
-  static GgufFile parse(std::span<const std::uint8_t> bytes, std::string name);
+  static GgufFile parse(std::span<const std::uint8_t> bytes, std::string name, GgufOpenOptions options = {});
 
   const std::string& path() const { return name_; }
   std::uint32_t version() const { return version_; }
@@ -83,6 +96,8 @@ class GgufFile {
  private:
   GgufFile() = default;
   void parse_all();
+
+  GgufOpenOptions options_;
 
   std::unique_ptr<MappedFile> map_;  // null for parse()
   std::span<const std::uint8_t> bytes_;

@@ -52,11 +52,17 @@ std::string tokenizer_kind(std::string_view model) {
   return "unknown (" + std::string(model) + ")";
 }
 
+// A tensor's type for the listings: its name, or for a type id wisp does not read "id N?" (the
+// unreadable section below names it in full).
+std::string type_label(const GgufTensor& t) {
+  return t.type ? std::string(t.type->name) : "id " + std::to_string(t.type_id) + "?";
+}
+
 std::vector<TypeRow> rows_by_type(const GgufFile& f) {
   std::map<std::uint32_t, TypeRow> by_id;
   for (const GgufTensor& t : f.tensors()) {
     TypeRow& r = by_id[t.type_id];
-    r.name = t.type->name;
+    r.name = type_label(t);
     r.tensors += 1;
     r.params += static_cast<std::uint64_t>(t.n_elements());
     r.bytes += t.n_bytes;
@@ -65,6 +71,22 @@ std::vector<TypeRow> rows_by_type(const GgufFile& f) {
   for (auto& [id, r] : by_id) rows.push_back(r);
   std::sort(rows.begin(), rows.end(), [](const TypeRow& a, const TypeRow& b) { return a.bytes > b.bytes; });
   return rows;
+}
+
+// The tensors of type ids wisp does not read, one message per type id (with its first tensor).
+std::vector<std::string> unreadable_types(const GgufFile& f) {
+  std::map<std::uint32_t, std::pair<std::string, std::size_t>> by_id;  // first tensor, count
+  for (const GgufTensor& t : f.tensors()) {
+    if (t.type != nullptr) continue;
+    auto [it, fresh] = by_id.try_emplace(t.type_id, std::string(t.name), 0);
+    ++it->second.second;
+  }
+  std::vector<std::string> out;
+  for (const auto& [id, first] : by_id) {
+    out.push_back(std::to_string(first.second) + " tensor(s), the first '" + first.first +
+                  "': " + unsupported_type_message(id));
+  }
+  return out;
 }
 
 std::string human_count(std::uint64_t n) {
@@ -179,11 +201,12 @@ void print_json(const GgufFile& f, bool tensors, bool metadata) {
                      {"mib", r.bytes / kMiB},
                      {"bits_per_weight", 8.0 * r.bytes / r.params}});
   j["types"] = types;
+  if (const auto bad = unreadable_types(f); !bad.empty()) j["unreadable_types"] = bad;
   if (tensors) {
     nlohmann::json ts = nlohmann::json::array();
     for (const GgufTensor& t : f.tensors())
       ts.push_back({{"name", std::string(t.name)},
-                    {"type", t.type->name},
+                    {"type", type_label(t)},
                     {"shape", std::vector<std::int64_t>(t.ne, t.ne + t.n_dims)},
                     {"bytes", t.n_bytes},
                     {"offset", t.file_offset}});
@@ -229,6 +252,10 @@ void print_text(const GgufFile& f, bool tensors, bool metadata) {
                 static_cast<unsigned long long>(r.params), r.bytes / kMiB, 8.0 * r.bytes / r.params);
   std::printf("  %-8s %8zu %14llu %12.2f %12.3f\n", "total", f.tensors().size(),
               static_cast<unsigned long long>(s.params), s.bytes / kMiB, s.params ? 8.0 * s.bytes / s.params : 0.0);
+  if (const auto bad = unreadable_types(f); !bad.empty()) {
+    std::printf("\nunreadable types (sizes above leave them out; the model will not load):\n");
+    for (const std::string& b : bad) std::printf("  %s\n", b.c_str());
+  }
 
   if (metadata) {
     std::printf("\nmetadata (%zu keys):\n", f.metadata().size());
@@ -238,8 +265,8 @@ void print_text(const GgufFile& f, bool tensors, bool metadata) {
   if (tensors) {
     std::printf("\n  %-40s %-6s %-22s %12s\n", "tensor", "type", "shape", "size MiB");
     for (const GgufTensor& t : f.tensors())
-      std::printf("  %-40s %-6s %-22s %12.4f\n", std::string(t.name).c_str(), t.type->name, t.shape_string().c_str(),
-                  t.n_bytes / kMiB);
+      std::printf("  %-40s %-6s %-22s %12.4f\n", std::string(t.name).c_str(), type_label(t).c_str(),
+                  t.shape_string().c_str(), t.n_bytes / kMiB);
   }
 }
 
@@ -264,7 +291,8 @@ int cmd_info(int argc, char** argv) {
     throw UsageError("give the model once: -m " + *model + " and '" + flags.files[0] + "'");
   if (!model && flags.files.empty()) throw UsageError("no model file given");
   std::string path = model ? *model : flags.files[0];
-  GgufFile f = GgufFile::open(path);
+  // A tensor type wisp cannot read still leaves the rest of the file to describe.
+  GgufFile f = GgufFile::open(path, {.keep_unknown_types = true});
   if (flags.json)
     print_json(f, flags.tensors, flags.metadata);
   else
