@@ -252,14 +252,20 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   // Names as convert_hf_to_gguf.py writes them; the groupings follow llama.cpp, which maps each
   // of these to the same regex.
   if (pre.empty() || pre == "default") return {PreTokenizerKind::kDefault, false};
-  if (any_of({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"}))
+  // (tests/unit/tokenizer/pre_tokenizer_names_test.cpp checks every group against the regexes
+  // llama.cpp's source gives its names.)
+  if (any_of({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano",
+              "glm4", "glm5"}))
     return {PreTokenizerKind::kLlama3, true};
-  if (any_of({"dbrx", "smaug-bpe"})) return {PreTokenizerKind::kLlama3, false};
-  if (any_of({"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2", "kormo", "f2llmv2"}))
+  if (any_of({"dbrx", "smaug-bpe", "chatglm-bpe"})) return {PreTokenizerKind::kLlama3, false};
+  if (any_of(
+          {"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2", "kormo", "f2llmv2", "hunyuan", "grok-2", "solar-open"}))
     return {PreTokenizerKind::kQwen2, false};
-  if (any_of({"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b"}))
+  if (any_of({"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2"}))
     return {PreTokenizerKind::kSmollm, false};
-  if (any_of({"gpt2", "gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "roberta-bpe", "jina-es", "jina-de"}))
+  if (any_of({"gpt2",        "gpt-2",       "phi-2",      "mpt",          "olmo",       "jais",           "exaone4",
+              "roberta-bpe", "jina-es",     "jina-de",    "gigachat",     "jina-v2-es", "jina-v2-de",     "a.x-4.0",
+              "mellum",      "modern-bert", "jina-v1-en", "jina-v2-code", "trillion",   "granite-docling"}))
     return {PreTokenizerKind::kGpt2, false};
   throw Error("tokenizer.ggml.pre '" + std::string(pre) +
               "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, qwen2, default and aliases)");
