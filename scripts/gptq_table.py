@@ -48,6 +48,10 @@ ROWS = {
     "wq3-gptq-rs": ("wisp WQ3_G64 `--gptq --range-search`", ("wisp", ["--type", "wq3_g64", "--gptq", "--range-search"])),
     "wq3-gptq": ("wisp WQ3_G64 `--gptq`", ("wisp", ["--type", "wq3_g64", "--gptq"])),
     "wq3-rs": ("wisp WQ3_G64 `--range-search`", ("wisp", ["--type", "wq3_g64", "--range-search"])),
+    "tbpw-q4km-rs": ("wisp `--target-bpw` (= Q4_K_M imatrix size) `--range-search`",
+                     ("wisp", ["--target-bpw=llama-q4_k_m-imat", "--range-search"])),
+    "tbpw-q3km-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--range-search`",
+                     ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--range-search"])),
     "tbpw-q3km-gptq-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --range-search`",
                           ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--range-search"])),
 }
