@@ -22,11 +22,8 @@ struct FloatGemm {
 };
 
 // The GEMM whose outputs equal k.dot_invariant's, or nullptr when k has none (not a float type,
-// no wisp order on k's ISA, or an ISA without the tiled form).
+// no wisp order on k's ISA, or an ISA without the tiled form): from the kernel bundle of the ISA
+// k belongs to (kernel_set.h), where each ISA's GEMMs are registered.
 FloatGemmFn find_float_gemm(const DotKernel& k);
-
-// Each x86 ISA's GEMMs (float_gemm.cpp in avx2/ and avx512/); call only on a CPU with the ISA.
-const FloatGemm* avx2_float_gemms(std::size_t* n);
-const FloatGemm* avx512_float_gemms(std::size_t* n);
 
 }  // namespace wisp::kernels

@@ -53,6 +53,7 @@ KernelSet build(Isa isa) {
   apply(k.dots, parts.dots, parts.n_dots, isa);
   apply(k.dots, parts.wq_dots, parts.n_wq_dots, isa);
   k.multi_dots = std::span(parts.multi_dots, parts.n_multi_dots);
+  k.float_gemms = std::span(parts.float_gemms, parts.n_float_gemms);
 
   const IsaActQuant q = scalar_act_quant();
   k.act_quant = parts.act_quant;

@@ -2,11 +2,11 @@
 //
 // A KernelSet holds everything whose implementation depends on the instruction set: the dot
 // kernels of every weight type (the GGML types and wisp's WQ types), their multi-output variants,
-// the activation quantizers, and ggml's 16-lane float paths that attention and the activations
-// use. kernel_set() is the bundle of the ISA the process runs on (the best this CPU has, or
-// WISP_ISA's choice, read once); kernel_set_for(isa) any other one, for tests and benchmarks.
-// Which float order attention and the activations follow (EngineOptions::exact_isa, ggml::Simd)
-// is a separate choice made by the caller: the bundle only says how fast that order is computed.
+// the float types' tiled GEMMs, the activation quantizers, and ggml's 16-lane float paths that attention and the
+// activations use. kernel_set() is the bundle of the ISA the process runs on (the best this CPU has, or WISP_ISA's
+// choice, read once); kernel_set_for(isa) any other one, for tests and benchmarks. Which float order attention and the
+// activations follow (EngineOptions::exact_isa, ggml::Simd) is a separate choice made by the caller: the bundle only
+// says how fast that order is computed.
 //
 // Each ISA's kernels live in their own translation units compiled with that ISA's -m flags
 // (src/kernels/avx2/, src/kernels/avx512/, src/kernels/neon/). Each ISA exports one function that
@@ -24,6 +24,7 @@
 #include "core/cpu_features.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
+#include "kernels/float_gemm.h"
 #include "kernels/multi_dots.h"
 
 namespace wisp::kernels {
@@ -72,6 +73,8 @@ struct IsaKernels {
   std::size_t n_wq_dots = 0;
   const MultiDot* multi_dots = nullptr;
   std::size_t n_multi_dots = 0;
+  const FloatGemm* float_gemms = nullptr;  // float_gemm.h
+  std::size_t n_float_gemms = 0;
   IsaActQuant act_quant;
   Ggml16Ops ggml16;
 };
@@ -81,7 +84,8 @@ struct KernelSet {
   Isa isa = Isa::kScalar;
   // Every weight type with a matmul: the GGML types, then the WQ types.
   std::vector<DotKernel> dots;
-  std::span<const MultiDot> multi_dots;  // none for the scalar path
+  std::span<const MultiDot> multi_dots;    // none for the scalar path
+  std::span<const FloatGemm> float_gemms;  // none for the scalar path
   IsaActQuant act_quant;
   Ggml16Ops ggml16;
 
@@ -107,6 +111,8 @@ const IsaDots* avx2_wq_dots(std::size_t* n);
 const IsaDots* avx512_wq_dots(std::size_t* n);
 const MultiDot* avx2_multi_dots(std::size_t* n);
 const MultiDot* avx512_multi_dots(std::size_t* n);
+const FloatGemm* avx2_float_gemms(std::size_t* n);
+const FloatGemm* avx512_float_gemms(std::size_t* n);
 const IsaActQuant* avx2_act_quant();
 const IsaActQuant* avx512_act_quant();
 const Ggml16Ops* avx512_ggml16();
