@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ struct Job {
   std::vector<const MultiDot*> multis;
   std::int64_t n_chunks = 0;
   DotOrder order = DotOrder::kGgml;
+  DotGemm8Fn gemm8 = nullptr;  // every token's one function as 8-row tiles (multi_dots.h), or null
 };
 
 const DotKernel& checked_kernel(const MatrixView& w) {
@@ -67,6 +69,10 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
     j.multis[i] = t > 0 && j.dots[i] == j.dots[i - 1] ? j.multis[i - 1] : find_multi_dot(*j.k, j.dots[i]);
   }
   j.n_chunks = (n_rows + kRowChunk - 1) / kRowChunk;
+  if (order == DotOrder::kBatchInvariant && n_tok > 0 && j.multis[0] != nullptr &&
+      std::all_of(j.dots.begin(), j.dots.end(), [&](DotFn f) { return f == j.dots[0]; })) {
+    j.gemm8 = j.multis[0]->gemm8;
+  }
   return j;
 }
 
@@ -97,6 +103,14 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
   const MatrixView& w = *j.w;
   const std::int64_t r0 = c * kRowChunk;
   const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
+  if (j.gemm8 != nullptr && n_tok >= 4) {  // every token against 8 rows at a time; outputs equal dot_invariant's
+    const auto tile = std::make_unique_for_overwrite<std::uint8_t[]>(gemm8_scratch_bytes(w.n_cols));
+    for (std::int64_t r = r0; r < r1; r += 8) {
+      j.gemm8(w.row(r), w.row_bytes, static_cast<int>(std::min<std::int64_t>(8, r1 - r)), j.act, j.act_bytes, n_tok,
+              w.n_cols, j.y + r, j.y_stride, tile.get());
+    }
+    return;
+  }
   const auto act_row = [&](std::int64_t t) { return j.act + static_cast<std::size_t>(t) * j.act_bytes; };
   // Four tokens share one kernel (and so one multi-output variant) when their DotFn is the same.
   const auto same4 = [&](std::int64_t t) {
