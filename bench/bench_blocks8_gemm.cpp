@@ -1,0 +1,117 @@
+// wisp's blocks8 order in prefill, two ways, on the Llama-3.2-1B shape's matrices (models/shapes/)
+// and a 128-token batch, one thread: the four-token kernel along each row (MultiDot::tok4, the
+// path before the GEMM) against the 8-row GEMM (MultiDot::gemm8, rows in vector lanes). Both give
+// the same bits (test_multi_dots); this measures only their speed. Counter: GFLOP/s.
+//
+//   ./build/bench/bench_blocks8_gemm --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "formats/block_types.h"
+#include "kernels/act_quant.h"
+#include "kernels/dot.h"
+#include "kernels/multi_dots.h"
+#include "random_blocks.h"
+
+namespace {
+
+using wisp::GgmlType;
+namespace k = wisp::kernels;
+
+constexpr std::int64_t kTokens = 128;
+
+struct Shape {
+  std::int64_t rows, cols;
+};
+
+struct Fixture {
+  std::vector<std::uint8_t> w, a;
+  std::size_t w_stride = 0, a_stride = 0;
+  std::vector<float> y;
+  const k::MultiDot* m = nullptr;
+};
+
+Fixture make(GgmlType type, Shape s) {
+  std::mt19937 rng(5);
+  Fixture f;
+  f.w = wisp::test::random_matrix(type, s.rows, s.cols, rng);
+  f.w_stride = wisp::block_type(type).row_bytes(s.cols);
+  f.a_stride = k::act_row_bytes(k::ActFormat::kQ8_0Split, s.cols);
+  f.a.resize(f.a_stride * kTokens);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(s.cols));
+  for (std::int64_t t = 0; t < kTokens; ++t) {
+    for (float& v : x) v = normal(rng);
+    k::convert_act_row(k::ActFormat::kQ8_0Split, x.data(), f.a.data() + f.a_stride * t, s.cols);
+  }
+  f.y.resize(static_cast<std::size_t>(kTokens * s.rows));
+  const k::DotKernel* kern = k::find_dot_kernel(static_cast<std::uint32_t>(type));
+  if (kern != nullptr && kern->dot_invariant != nullptr) f.m = k::find_multi_dot(*kern, kern->dot_invariant);
+  return f;
+}
+
+void set_counters(benchmark::State& st, Shape s) {
+  st.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * static_cast<double>(s.rows * s.cols * kTokens) * st.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+// As the matmul ran it before the GEMM: 16-row chunks, each row against every token four at a time.
+void BM_Tok4(benchmark::State& st, GgmlType type, Shape s) {
+  Fixture f = make(type, s);
+  if (f.m == nullptr || f.m->tok4 == nullptr) return st.SkipWithError("no four-token kernel on this CPU");
+  float o[4];
+  for (auto _ : st) {
+    for (std::int64_t r = 0; r < s.rows; ++r) {
+      for (std::int64_t t = 0; t < kTokens; t += 4) {
+        f.m->tok4(f.w.data() + f.w_stride * r, f.a.data() + f.a_stride * t, f.a_stride, s.cols, o);
+        for (int q = 0; q < 4; ++q) f.y[(t + q) * s.rows + r] = o[q];
+      }
+    }
+    benchmark::DoNotOptimize(f.y.data());
+  }
+  set_counters(st, s);
+}
+
+void BM_Gemm8(benchmark::State& st, GgmlType type, Shape s) {
+  Fixture f = make(type, s);
+  if (f.m == nullptr || f.m->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
+  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols));
+  for (auto _ : st) {
+    for (std::int64_t r = 0; r < s.rows; r += 8) {
+      f.m->gemm8(f.w.data() + f.w_stride * r, f.w_stride, 8, f.a.data(), f.a_stride, kTokens, s.cols, f.y.data() + r,
+                 s.rows, scratch.data());
+    }
+    benchmark::DoNotOptimize(f.y.data());
+  }
+  set_counters(st, s);
+}
+
+void register_all() {
+  const struct {
+    const char* name;
+    Shape shape;
+  } shapes[] = {
+      {"attn_q_2048x2048", {2048, 2048}}, {"ffn_up_2048x8192", {8192, 2048}}, {"ffn_down_8192x2048", {2048, 8192}}};
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+    for (const auto& sh : shapes) {
+      const std::string suffix = std::string(wisp::block_type(type).name) + "/" + sh.name;
+      benchmark::RegisterBenchmark(("tok4/" + suffix).c_str(), BM_Tok4, type, sh.shape)->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("gemm8/" + suffix).c_str(), BM_Gemm8, type, sh.shape)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
