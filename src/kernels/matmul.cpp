@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats/block_types.h"
+#include "kernels/float_gemm.h"
 #include "kernels/multi_dots.h"
 #include "wisp/error.h"
 
@@ -37,7 +38,8 @@ struct Job {
   std::vector<const MultiDot*> multis;
   std::int64_t n_chunks = 0;
   DotOrder order = DotOrder::kGgml;
-  DotGemm8Fn gemm8 = nullptr;  // every token's one function as 8-row tiles (multi_dots.h), or null
+  FloatGemmFn float_gemm = nullptr;  // wisp's float order as register tiles (float_gemm.h), or null
+  DotGemm8Fn gemm8 = nullptr;        // every token's one function as 8-row tiles (multi_dots.h), or null
 };
 
 const DotKernel& checked_kernel(const MatrixView& w) {
@@ -69,6 +71,7 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
     j.multis[i] = t > 0 && j.dots[i] == j.dots[i - 1] ? j.multis[i - 1] : find_multi_dot(*j.k, j.dots[i]);
   }
   j.n_chunks = (n_rows + kRowChunk - 1) / kRowChunk;
+  if (order == DotOrder::kBatchInvariant) j.float_gemm = find_float_gemm(*j.k);
   if (order == DotOrder::kBatchInvariant && n_tok > 0 && j.multis[0] != nullptr &&
       std::all_of(j.dots.begin(), j.dots.end(), [&](DotFn f) { return f == j.dots[0]; })) {
     j.gemm8 = j.multis[0]->gemm8;
@@ -103,6 +106,11 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
   const MatrixView& w = *j.w;
   const std::int64_t r0 = c * kRowChunk;
   const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
+  if (j.float_gemm != nullptr) {  // every token of the chunk's rows, tiled; outputs equal dot_invariant's
+    j.float_gemm(w.row(r0), w.row_bytes, r1 - r0, reinterpret_cast<const float*>(j.act), j.act_bytes / sizeof(float),
+                 n_tok, w.n_cols, j.y + r0, j.y_stride);
+    return;
+  }
   if (j.gemm8 != nullptr && n_tok >= 4) {  // every token against 8 rows at a time; outputs equal dot_invariant's
     const auto tile = std::make_unique_for_overwrite<std::uint8_t[]>(gemm8_scratch_bytes(w.n_cols));
     for (std::int64_t r = r0; r < r1; r += 8) {
