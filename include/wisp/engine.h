@@ -44,7 +44,8 @@ class Session;
 
 namespace detail {
 struct EngineState;
-}
+struct EngineAccess;  // src/engine/engine_state.h: how wisp's own modules reach the state
+}  // namespace detail
 
 struct EngineOptions {
   // Threads for the forward pass; 0 means every hardware thread.
@@ -121,10 +122,8 @@ class Engine {
   // The device the forward pass runs on: "cpu" or "cuda:N (NAME)".
   const std::string& device() const;
 
-  // Internal (src/engine): the pool, backend and forward pass. Not part of the stable API.
-  detail::EngineState& state() const { return *state_; }
-
  private:
+  friend struct detail::EngineAccess;
   explicit Engine(std::unique_ptr<detail::EngineState> state);
   std::unique_ptr<detail::EngineState> state_;
 };

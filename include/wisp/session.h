@@ -28,6 +28,7 @@ namespace wisp {
 
 namespace detail {
 struct SessionState;
+struct EngineAccess;  // src/engine/engine_state.h: how wisp's own modules reach the state
 }  // namespace detail
 
 struct SessionOptions {
@@ -78,10 +79,8 @@ class Session {
   const Model& model() const;
   Engine& engine() const;
 
-  // Internal (src/engine): the sequence's state. Not part of the stable API.
-  detail::SessionState& state() const { return *state_; }
-
  private:
+  friend struct detail::EngineAccess;
   explicit Session(std::unique_ptr<detail::SessionState> state);
   std::span<const float> run(std::span<const std::int32_t> tokens, bool all_logits);
   std::unique_ptr<detail::SessionState> state_;

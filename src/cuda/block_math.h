@@ -3,7 +3,7 @@
 // backend runs, dequantizing it, quantizing a 32-value activation chunk to 8 bits, and the dot of
 // a decoded weight chunk with a quantized activation chunk. Only thread mapping, shared memory and
 // warp reductions are device-only (the .cu files), so everything here is tested on the host
-// against the CPU references bit for bit (tests/unit/cuda/block_math_test.cpp).
+// against the CPU references bit for bit (tests/unit/cuda/test_block_math.cpp).
 //
 // Rounding: every float operation whose result the tests pin is written as an explicit
 // round-to-nearest multiply or add (hd_mul, hd_add), so nvcc cannot contract it into an FMA and

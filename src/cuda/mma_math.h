@@ -1,5 +1,5 @@
 // What the tensor-core prefill matmul (matmul_mma.cu) needs beyond block_math.h, as host+device
-// inline functions so the host tests emulate it (tests/unit/cuda/mma_order_test.cpp):
+// inline functions so the host tests emulate it (tests/unit/cuda/test_mma_order.cpp):
 //   - the weight codes as int8 for the mma operand, with an integer bias that makes the block
 //     dot the same exact integer as block_math.h's chunk_isums;
 //   - the order in which the decode kernel's warp adds its 32 lane sums (a butterfly of

@@ -76,7 +76,7 @@ void Engine::step(std::span<const StepEntry> entries) {
                     ", outside the vocabulary [0, " + std::to_string(n_vocab) + ")");
       }
     }
-    const detail::SessionState& ss = en.session->state();
+    const detail::SessionState& ss = detail::session_state(*en.session);
     const std::size_t n_past = ss.seq.n_tokens();
     if (n_past + en.tokens.size() > ss.n_ctx) {
       throw Error("context full: the session holds " + std::to_string(n_past) + " tokens and " +
@@ -94,11 +94,12 @@ void Engine::step(std::span<const StepEntry> entries) {
   std::vector<std::size_t> n_past(entries.size());
   std::size_t reserved = 0;
   const auto roll_back = [&] {
-    for (std::size_t e = 0; e < reserved; ++e) st.pool.truncate(entries[e].session->state().seq.id(), n_past[e]);
+    for (std::size_t e = 0; e < reserved; ++e)
+      st.pool.truncate(detail::session_state(*entries[e].session).seq.id(), n_past[e]);
   };
   try {
     for (; reserved < entries.size(); ++reserved) {
-      const detail::SessionState& ss = entries[reserved].session->state();
+      const detail::SessionState& ss = detail::session_state(*entries[reserved].session);
       n_past[reserved] = ss.seq.n_tokens();
       st.pool.append(ss.seq.id(), entries[reserved].tokens.size());  // throws "KV pool exhausted"
     }
@@ -113,7 +114,8 @@ void Engine::step(std::span<const StepEntry> entries) {
   for (std::size_t e = 0; e < entries.size(); ++e) {
     const StepEntry& en = entries[e];
     const auto n = static_cast<std::int64_t>(en.tokens.size());
-    const std::int64_t row0 = st.batch.add(en.session->state().seq.id(), static_cast<std::int64_t>(n_past[e]), n);
+    const std::int64_t row0 =
+        st.batch.add(detail::session_state(*en.session).seq.id(), static_cast<std::int64_t>(n_past[e]), n);
     st.tokens.insert(st.tokens.end(), en.tokens.begin(), en.tokens.end());
     if (en.logits == Logits::kLast) st.logit_rows.push_back(row0 + n - 1);
     if (en.logits == Logits::kAll) {
@@ -133,8 +135,8 @@ void Engine::step(std::span<const StepEntry> entries) {
   for (const StepEntry& en : entries) {
     const std::size_t rows = en.logits == Logits::kNone ? 0 : en.logits == Logits::kLast ? 1 : en.tokens.size();
     const auto first = st.logits.begin() + static_cast<std::ptrdiff_t>(at * static_cast<std::size_t>(n_vocab));
-    en.session->state().logits.assign(first,
-                                      first + static_cast<std::ptrdiff_t>(rows * static_cast<std::size_t>(n_vocab)));
+    detail::session_state(*en.session)
+        .logits.assign(first, first + static_cast<std::ptrdiff_t>(rows * static_cast<std::size_t>(n_vocab)));
     at += rows;
   }
 }

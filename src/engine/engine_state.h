@@ -14,6 +14,7 @@
 #include "model/step_batch.h"
 #include "model/transformer.h"
 #include "wisp/engine.h"
+#include "wisp/session.h"
 
 namespace wisp::detail {
 
@@ -48,5 +49,15 @@ struct SessionState {
   SessionState(std::shared_ptr<Engine> e, KvSequence s, std::size_t ctx)
       : engine(std::move(e)), seq(std::move(s)), n_ctx(ctx) {}
 };
+
+// The state behind a public Engine or Session, for wisp's own modules (the engine's step, the
+// scheduler, the server's pool metrics, their tests); kept out of include/wisp/ so that a program
+// using the library reaches them only through the API (as ModelAccess does for the model).
+struct EngineAccess {
+  static EngineState& state(const Engine& e) { return *e.state_; }
+  static SessionState& state(const Session& s) { return *s.state_; }
+};
+inline EngineState& engine_state(const Engine& e) { return EngineAccess::state(e); }
+inline SessionState& session_state(const Session& s) { return EngineAccess::state(s); }
 
 }  // namespace wisp::detail

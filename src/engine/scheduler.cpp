@@ -63,7 +63,7 @@ struct Scheduler::Request {
 
 namespace {
 
-KvPool& pool_of(Engine& e) { return e.state().pool; }
+KvPool& pool_of(Engine& e) { return detail::engine_state(e).pool; }
 
 }  // namespace
 
@@ -241,7 +241,7 @@ bool Scheduler::admit(Request& r) {
   KvPool& pool = pool_of(*engine_);
   const BlockAllocator& a = pool.allocator();
   r.session.emplace(engine_, SessionOptions{.n_ctx = opts_.max_context});
-  const SeqId seq = r.session->state().seq.id();
+  const SeqId seq = detail::session_state(*r.session).seq.id();
   std::size_t attached = 0;
   if (opts_.prefix_cache) {
     // At least the last known token is computed: its logits are what the request needs next.
@@ -257,7 +257,8 @@ bool Scheduler::admit(Request& r) {
   std::size_t committed = 0;
   for (const auto& other : running_) {
     outstanding += blocks_still_needed(*other);
-    committed += other->planned > 0 ? a.blocks_needed(other->session->state().seq.id(), other->planned) : 0;
+    committed +=
+        other->planned > 0 ? a.blocks_needed(detail::session_state(*other->session).seq.id(), other->planned) : 0;
   }
   const std::size_t need = a.blocks_for(r.tokens.size()) - attached;
   const std::size_t avail = a.n_available() > committed ? a.n_available() - committed : 0;
@@ -287,7 +288,7 @@ void Scheduler::publish_blocks(Request& r) {
   if (!opts_.prefix_cache || !r.session) return;
   KvPool& pool = pool_of(*engine_);
   const std::uint32_t bs = pool.allocator().block_size();
-  const SeqId seq = r.session->state().seq.id();
+  const SeqId seq = detail::session_state(*r.session).seq.id();
   // Only known tokens: a speculating session holds unverified guesses beyond them until its rows
   // are decided.
   const std::size_t known = std::min(r.n_past(), r.tokens.size());
@@ -392,7 +393,7 @@ void Scheduler::plan_guesses(Request& r, std::size_t& budget, std::size_t& commi
 void Scheduler::commit_guesses(Request& r, std::size_t& budget, std::size_t& committed) {
   if (r.guesses.empty()) return;
   const BlockAllocator& a = pool_of(*engine_).allocator();
-  const SeqId seq = r.session->state().seq.id();
+  const SeqId seq = detail::session_state(*r.session).seq.id();
   const std::size_t avail = a.n_available() > committed ? a.n_available() - committed : 0;
   const std::size_t base = a.blocks_needed(seq, 1);  // already committed for the pending token
   while (!r.guesses.empty() && a.blocks_needed(seq, 1 + r.guesses.size()) - base > avail) r.guesses.pop_back();
@@ -453,7 +454,7 @@ void Scheduler::plan_drafts(const std::vector<Request*>& drafting, std::size_t& 
     std::size_t from = std::min(r->draft_held.size(), r->tokens.size() - 1);
     r->draft_session->truncate(from);
     r->draft_held.resize(from);
-    const SeqId seq = r->draft_session->state().seq.id();
+    const SeqId seq = detail::session_state(*r->draft_session).seq.id();
     const std::size_t avail = da.n_available() > draft_used ? da.n_available() - draft_used : 0;
     const std::size_t fresh = r->tokens.size() - from;
     while (k > 0 && da.blocks_needed(seq, fresh + k - 1) > avail) --k;
@@ -575,7 +576,7 @@ bool Scheduler::step() {
   for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
     Request& r = *running_[i];
     if (r.remaining() != 1) continue;
-    const SeqId seq = r.session->state().seq.id();
+    const SeqId seq = detail::session_state(*r.session).seq.id();
     while (a.blocks_needed(seq, 1) > avail()) {
       if (running_.size() == 1) break;
       const bool self = i == running_.size() - 1;
@@ -599,7 +600,7 @@ bool Scheduler::step() {
     Request& r = *rp;
     if (budget == 0) break;
     if (r.planned > 0 || r.remaining() <= 1) continue;
-    const SeqId seq = r.session->state().seq.id();
+    const SeqId seq = detail::session_state(*r.session).seq.id();
     std::size_t n = std::min(r.remaining(), budget);
     while (n > 0 && a.blocks_needed(seq, n) > avail()) n = n > a.block_size() ? n - a.block_size() : n - 1;
     if (n == 0) continue;
@@ -611,7 +612,7 @@ bool Scheduler::step() {
   while (!waiting_.empty() && running_.size() < opts_.max_running && budget > 0) {
     Request& r = *waiting_.front();
     if (!admit(r)) break;
-    const SeqId seq = r.session->state().seq.id();
+    const SeqId seq = detail::session_state(*r.session).seq.id();
     std::size_t n = std::min(r.remaining(), budget);
     while (n > 0 && a.blocks_needed(seq, n) > avail()) n = n > a.block_size() ? n - a.block_size() : n - 1;
     if (n == 0) {

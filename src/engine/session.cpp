@@ -31,7 +31,7 @@ Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move
 Session::Session(std::shared_ptr<Engine> engine, const SessionOptions& opts) {
   if (!engine) throw Error("session: no engine given");
   const std::size_t ctx = detail::default_context(engine->model(), opts.n_ctx);
-  KvSequence seq(engine->state().pool);
+  KvSequence seq(detail::engine_state(*engine).pool);
   state_ = std::make_unique<detail::SessionState>(std::move(engine), std::move(seq), ctx);
 }
 
@@ -73,7 +73,7 @@ std::span<const float> Session::run(std::span<const std::int32_t> tokens, bool a
       if (all_logits) all.insert(all.end(), s.logits.begin(), s.logits.end());
     }
   } catch (...) {
-    s.engine->state().pool.truncate(s.seq.id(), n_past);  // leave the session as it was
+    detail::engine_state(*s.engine).pool.truncate(s.seq.id(), n_past);  // leave the session as it was
     s.logits.clear();
     throw;
   }
@@ -93,12 +93,14 @@ void Session::truncate(std::size_t n) {
     throw Error("truncate: cannot keep " + std::to_string(n) + " tokens of a session holding " +
                 std::to_string(n_past()));
   }
-  state_->engine->state().pool.truncate(state_->seq.id(), n);
+  detail::engine_state(*state_->engine).pool.truncate(state_->seq.id(), n);
 }
 
 std::size_t Session::n_past() const { return state_->seq.n_tokens(); }
 std::size_t Session::n_ctx() const { return state_->n_ctx; }
-std::size_t Session::kv_bytes_held() const { return state_->engine->state().pool.bytes_held(state_->seq.id()); }
+std::size_t Session::kv_bytes_held() const {
+  return detail::engine_state(*state_->engine).pool.bytes_held(state_->seq.id());
+}
 std::int64_t Session::n_vocab() const { return state_->engine->model().info().n_vocab; }
 const Model& Session::model() const { return state_->engine->model(); }
 Engine& Session::engine() const { return *state_->engine; }

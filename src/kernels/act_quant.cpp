@@ -75,7 +75,7 @@ std::size_t act_row_bytes(ActFormat f, std::int64_t n) {
 
 namespace {
 
-// The scalar references (the SIMD quantizers in src/kernels/x86/act_quant.h reproduce their bytes).
+// The scalar references (the SIMD quantizers in src/kernels/x86/act_quant-inl.h reproduce their bytes).
 void scalar_q8_0(const float* x, void* out, std::int64_t n) {
   auto* y = static_cast<BlockQ8_0*>(out);
   for (std::int64_t b = 0; b < n / kQK; ++b, x += kQK) {

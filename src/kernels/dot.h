@@ -151,7 +151,7 @@ float dot_f16(const void* w, const void* a, std::int64_t n);
 float dot_f16_batched(const void* w, const void* a, std::int64_t n);
 float dot_bf16(const void* w, const void* a, std::int64_t n);
 float dot_bf16_batched(const void* w, const void* a, std::int64_t n);
-// wisp's own float order (the scalar form of the x86 dot_invariant kernels, x86/float_tiles.h):
+// wisp's own float order (the scalar form of the x86 dot_invariant kernels, x86/float_tiles-inl.h):
 // weights in their type, activations in f32 (ActFormat::kF32); the row zero-padded to a multiple
 // of 8, acc[i % 8] = fma(w_i, a_i, acc[i % 8]) in order of i, then hsum8(acc).
 float dot_f32_lanes8(const void* w, const void* a, std::int64_t n);

@@ -1,5 +1,5 @@
 // wisp's own order for the 32-value types (the scalar form of the x86 dot_invariant kernels in
-// x86/blocks8_dots.h): not llama.cpp's, so not pinned to its bits, but to these functions, which
+// x86/blocks8_dots-inl.h): not llama.cpp's, so not pinned to its bits, but to these functions, which
 // the SIMD kernels reproduce exactly; the accuracy of the order against the reference is bounded by
 // tests (src/kernels/README.md).
 //

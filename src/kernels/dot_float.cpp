@@ -153,7 +153,7 @@ float dot_bf16_batched(const void* w, const void* a, std::int64_t n) {
   return ggml::reduce16(acc);
 }
 
-// ---- wisp's own order (x86/float_tiles.h) ----
+// ---- wisp's own order (x86/float_tiles-inl.h) ----
 
 namespace {
 

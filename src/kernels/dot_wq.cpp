@@ -1,7 +1,7 @@
 // WQ dots (formats/wq_format.h): the scalar reference, which every ISA's bundle starts from
 // (kernel_set.h). The activation stays F32; a group contributes s * sum_j (q_j - z) x_j.
 //
-// Float order (defined here; the SIMD kernels in src/kernels/x86/wq_dots.h keep it, so the tests
+// Float order (defined here; the SIMD kernels in src/kernels/x86/wq_dots-inl.h keep it, so the tests
 // compare them for equality): per group, 8 float lanes, value j of the group in lane j % 8,
 // lane = fma(float(q_j - z), x_j, lane) in increasing j (q - z is an exact small integer); the
 // lanes folded by hsum8 (ggml_order.h) into the group dot; the row sum accumulates

@@ -1,6 +1,6 @@
 // The tiled GEMM of wisp's float order (F32, F16, BF16 weights; f32 activations): many tokens
 // times a chunk of weight rows in one call, each output bit-equal to the one-token kernel that the
-// dot table exports as DotKernel::dot_invariant for these types (x86/float_tiles.h says the order),
+// dot table exports as DotKernel::dot_invariant for these types (x86/float_tiles-inl.h says the order),
 // so the matmul can run a prefill as register tiles and stay batch invariant.
 #pragma once
 

@@ -29,7 +29,7 @@ using DotTile4x4Fn = void (*)(const void* w, std::size_t w_stride, const void* a
 
 // y[t * y_stride + r] = single(w + r * w_stride, a + t * a_stride, n) for r < n_rows (1 .. 8) and
 // t < n_tok: a chunk of up to 8 weight rows against a whole batch, the rows in vector lanes and
-// their blocks unpacked once for every token (x86/blocks8_gemm.h). `scratch` holds
+// their blocks unpacked once for every token (x86/blocks8_gemm-inl.h). `scratch` holds
 // gemm8_scratch_bytes(n) bytes (any alignment): the unpacked tile of the rows, not a copy kept.
 using DotGemm8Fn = void (*)(const void* w, std::size_t w_stride, int n_rows, const void* a, std::size_t a_stride,
                             std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride, void* scratch);

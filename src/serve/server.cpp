@@ -165,10 +165,10 @@ struct Server::Impl {
   // --- the scheduler thread -------------------------------------------------------------------
 
   void publish_metrics() {
-    const BlockAllocator& a = engine->state().pool.allocator();
+    const BlockAllocator& a = detail::engine_state(*engine).pool.allocator();
     KvSnapshot kv{a.n_blocks(), a.n_free(), a.n_cached(), a.block_size()};
     if (draft_engine) {
-      const BlockAllocator& d = draft_engine->state().pool.allocator();
+      const BlockAllocator& d = detail::engine_state(*draft_engine).pool.allocator();
       kv.has_draft = true;
       kv.draft_blocks_total = d.n_blocks();
       kv.draft_blocks_available = d.n_available();

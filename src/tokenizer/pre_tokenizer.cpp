@@ -252,7 +252,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   // Names as convert_hf_to_gguf.py writes them; the groupings follow llama.cpp, which maps each
   // of these to the same regex.
   if (pre.empty() || pre == "default") return {PreTokenizerKind::kDefault, false};
-  // (tests/unit/tokenizer/pre_tokenizer_names_test.cpp checks every group against the regexes
+  // (tests/unit/tokenizer/test_pre_tokenizer_names.cpp checks every group against the regexes
   // llama.cpp's source gives its names.)
   if (any_of({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano",
               "glm4", "glm5"}))

@@ -6,7 +6,7 @@ error, and a draft request to a server without one a 400.
 
 The draft is the served file itself (the same vocabulary by construction): the draft's greedy
 guesses then agree with the target's, so verification and the kept-guess path run on every step;
-tests/unit/engine/scheduler_draft_test.cpp covers rejected guesses and small pools."""
+tests/unit/engine/test_scheduler_draft.cpp covers rejected guesses and small pools."""
 import concurrent.futures as cf
 import http.client
 import json

@@ -1,8 +1,8 @@
-// The avx2 multi-output dots: the x86 bodies (src/kernels/x86/multi_dots.h) compiled with this
+// The avx2 multi-output dots: the x86 bodies (src/kernels/x86/multi_dots-inl.h) compiled with this
 // ISA's flags (set per file in CMakeLists.txt), exported as a table for this ISA's kernel_set.cpp.
 #include "kernels/kernel_set.h"
-#include "kernels/x86/multi_dots.h"
-#include "kernels/x86/wq_multi_dots.h"
+#include "kernels/x86/multi_dots-inl.h"
+#include "kernels/x86/wq_multi_dots-inl.h"
 
 #define WISP_MULTI_TABLE avx2_multi_dots
 #include "kernels/x86/multi_dot_table.inc"

@@ -1,7 +1,7 @@
-// The avx512 activation quantizers: the x86 bodies (src/kernels/x86/act_quant.h) compiled with this
+// The avx512 activation quantizers: the x86 bodies (src/kernels/x86/act_quant-inl.h) compiled with this
 // ISA's flags (set per file in CMakeLists.txt), exported for this ISA's kernel_set.cpp.
 #include "kernels/kernel_set.h"
-#include "kernels/x86/act_quant.h"
+#include "kernels/x86/act_quant-inl.h"
 
 namespace wisp::kernels {
 

@@ -1,8 +1,8 @@
-// The avx512 float GEMMs: x86/float_tiles.h compiled with this ISA's flags (CMakeLists.txt),
+// The avx512 float GEMMs: x86/float_tiles-inl.h compiled with this ISA's flags (CMakeLists.txt),
 // exported as a table for this ISA's kernel_set.cpp.
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
-#include "kernels/x86/float_tiles.h"
+#include "kernels/x86/float_tiles-inl.h"
 
 namespace wisp::kernels {
 

@@ -2,10 +2,10 @@
 // (set per file in CMakeLists.txt), exported as a table for this ISA's kernel_set.cpp.
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
-#include "kernels/x86/blocks8_dots.h"
-#include "kernels/x86/float_dots.h"
-#include "kernels/x86/kquant_dots.h"
-#include "kernels/x86/legacy_dots.h"
+#include "kernels/x86/blocks8_dots-inl.h"
+#include "kernels/x86/float_dots-inl.h"
+#include "kernels/x86/kquant_dots-inl.h"
+#include "kernels/x86/legacy_dots-inl.h"
 
 #define WISP_ISA_TABLE avx512_dots
 #include "kernels/x86/dot_table.inc"

@@ -93,7 +93,7 @@ struct Harness {
       }
     });
   }
-  const BlockAllocator& alloc() const { return engine->state().pool.allocator(); }
+  const BlockAllocator& alloc() const { return detail::engine_state(*engine).pool.allocator(); }
 };
 
 // The same request alone, through a Session: the reference for every batched result.

@@ -1,4 +1,4 @@
-// wisp's own float order for F32/F16/BF16 weights (DotKernel::dot_invariant, x86/float_tiles.h):
+// wisp's own float order for F32/F16/BF16 weights (DotKernel::dot_invariant, x86/float_tiles-inl.h):
 //  - every SIMD one-token kernel equals its scalar form (dot_float.cpp, dot_*_lanes8) bit for bit,
 //    on every row length 1 .. 67 (all tails of the 8-lane groups) and the real models' lengths,
 //    with random, signed-zero, denormal and large values;

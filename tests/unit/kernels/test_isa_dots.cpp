@@ -70,8 +70,8 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
   }
 }
 
-// The codebook and grid types have SIMD kernels on AVX2 only (x86/nonlinear_dots.h,
-// x86/grid_dots.h): every variant equals its scalar reference, on random and adversarial rows with
+// The codebook and grid types have SIMD kernels on AVX2 only (x86/nonlinear_dots-inl.h,
+// x86/grid_dots-inl.h): every variant equals its scalar reference, on random and adversarial rows with
 // even and odd block counts (IQ1_M has no plain half field: its scale bytes stay random, which
 // includes infinite and NaN d).
 TEST(IsaDots, CodebookTypesOnAvx2EqualScalarBitForBit) {

@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "kernels/x86/float_tiles.h"  // wisp's own float order (dot_invariant)
-#include "kernels/x86/simd.h"
+#include "kernels/x86/float_tiles-inl.h"  // wisp's own float order (dot_invariant)
+#include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {

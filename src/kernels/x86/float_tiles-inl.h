@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/x86/simd.h"
+#include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {

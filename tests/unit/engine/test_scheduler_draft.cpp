@@ -48,7 +48,7 @@ RequestParams drafting(RequestParams p, std::size_t draft_max = 8) {
   return p;
 }
 
-const BlockAllocator& alloc_of(const Engine& e) { return e.state().pool.allocator(); }
+const BlockAllocator& alloc_of(const Engine& e) { return detail::engine_state(e).pool.allocator(); }
 
 void expect_pools_empty(const Harness& h) {
   EXPECT_EQ(h.alloc().n_available(), h.alloc().n_blocks());

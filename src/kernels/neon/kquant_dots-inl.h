@@ -12,7 +12,7 @@
 
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
-#include "kernels/neon/simd.h"
+#include "kernels/neon/simd-inl.h"
 
 namespace wisp::kernels::neon {
 namespace {

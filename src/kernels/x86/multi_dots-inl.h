@@ -8,11 +8,11 @@
 #include "formats/block_types.h"
 #include "kernels/act_quant.h"
 #include "kernels/multi_dots.h"
-#include "kernels/x86/blocks8_dots.h"
-#include "kernels/x86/blocks8_gemm.h"
-#include "kernels/x86/kquant_dots.h"
-#include "kernels/x86/legacy_dots.h"
-#include "kernels/x86/simd.h"
+#include "kernels/x86/blocks8_dots-inl.h"
+#include "kernels/x86/blocks8_gemm-inl.h"
+#include "kernels/x86/kquant_dots-inl.h"
+#include "kernels/x86/legacy_dots-inl.h"
+#include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {

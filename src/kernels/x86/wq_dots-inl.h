@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "formats/wq_format.h"
-#include "kernels/x86/simd.h"
+#include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
-#include "kernels/x86/simd.h"
+#include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {

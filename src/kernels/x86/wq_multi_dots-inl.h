@@ -6,7 +6,7 @@
 #pragma once
 
 #include "formats/wq_format.h"
-#include "kernels/x86/wq_dots.h"
+#include "kernels/x86/wq_dots-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {
