@@ -15,6 +15,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/multi_dots.h"
+#include "matmul_bench.h"
 #include "random_blocks.h"
 
 namespace {
@@ -24,9 +25,7 @@ namespace k = wisp::kernels;
 
 constexpr std::int64_t kTokens = 128;
 
-struct Shape {
-  std::int64_t rows, cols;
-};
+using wisp::bench::Shape;
 
 struct Fixture {
   std::vector<std::uint8_t> w, a;
@@ -54,10 +53,7 @@ Fixture make(GgmlType type, Shape s) {
   return f;
 }
 
-void set_counters(benchmark::State& st, Shape s) {
-  st.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * static_cast<double>(s.rows * s.cols * kTokens) * st.iterations() / 1e9, benchmark::Counter::kIsRate);
-}
+void set_counters(benchmark::State& st, Shape s) { wisp::bench::set_gflops(st, s, kTokens); }
 
 // As the matmul ran it before the GEMM: 16-row chunks, each row against every token four at a time.
 void BM_Tok4(benchmark::State& st, GgmlType type, Shape s) {
@@ -108,10 +104,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return wisp::bench::run_benchmarks(argc, argv, register_all); }

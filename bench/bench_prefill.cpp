@@ -14,6 +14,7 @@
 
 #include "formats/block_types.h"
 #include "kernels/matmul.h"
+#include "matmul_bench.h"
 #include "random_blocks.h"
 
 namespace {
@@ -23,32 +24,12 @@ using wisp::GgmlType;
 constexpr std::int64_t kTokens = 512;
 constexpr std::int64_t kTileRows = 64;  // weight rows dequantized per sgemm call (L2-sized tile)
 
-struct Shape {
-  std::int64_t rows, cols;
-};
+using wisp::bench::Shape;
 
-struct Fixture {
-  std::vector<std::uint8_t> w;
-  wisp::kernels::MatrixView view;
-  std::vector<float> x, y;
-};
+using Fixture = wisp::bench::MatmulFixture;
 
-Fixture make(GgmlType type, Shape s) {
-  std::mt19937 rng(5);
-  Fixture f;
-  f.w = wisp::test::random_matrix(type, s.rows, s.cols, rng);
-  f.view = {f.w.data(), static_cast<std::uint32_t>(type), s.cols, s.rows, wisp::block_type(type).row_bytes(s.cols)};
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  f.x.resize(static_cast<std::size_t>(kTokens * s.cols));
-  for (float& v : f.x) v = normal(rng);
-  f.y.resize(static_cast<std::size_t>(kTokens * s.rows));
-  return f;
-}
-
-void set_counters(benchmark::State& st, Shape s) {
-  st.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * static_cast<double>(s.rows * s.cols * kTokens) * st.iterations() / 1e9, benchmark::Counter::kIsRate);
-}
+Fixture make(GgmlType type, Shape s) { return wisp::bench::make_matmul_fixture(type, s, kTokens); }
+void set_counters(benchmark::State& st, Shape s) { wisp::bench::set_gflops(st, s, kTokens); }
 
 void BM_IntegerGemm(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
@@ -98,10 +79,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return wisp::bench::run_benchmarks(argc, argv, register_all); }
