@@ -20,10 +20,10 @@
 #include "chat/chat_template.h"
 #include "engine/engine_state.h"
 #include "engine/scheduler.h"
-#include "generate/draft_model.h"
 #include "model/model_state.h"
 #include "serve/api.h"
 #include "serve/connection_watcher.h"
+#include "serve/draft_setup.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
 #include "tokenizer/tokenizer.h"
@@ -734,20 +734,12 @@ void Server::load() {
   if (!o.draft_path.empty()) {
     if (o.exact) throw Error("serve: --draft needs the default numerics (batch-invariant); drop --exact");
     if (o.lookup.ngram_max > 0) throw Error("serve: choose one way to draft: --lookup N or --draft FILE, not both");
-    std::shared_ptr<const Model> draft = Model::load(o.draft_path);
-    const Tokenizer draft_tok = Tokenizer::from_gguf(detail::model_state(*draft).file);
-    check_same_vocabulary(tok.vocab(), draft_tok.vocab(), o.draft_path);
     // The draft's pool holds as many tokens as the target's, so it never limits who may draft.
-    EngineOptions de = eo;
-    de.kv_tokens = s.engine->kv_capacity_tokens();
-    s.draft_engine = Engine::create(draft, de);
+    DraftSetup d = load_draft(o.draft_path, tok, eo, s.engine->kv_capacity_tokens());
+    s.draft_engine = std::move(d.engine);
+    s.draft_note = std::move(d.note);
     so.draft = s.draft_engine;
     so.draft_p_min = o.draft_p_min;
-    char note[512];
-    std::snprintf(note, sizeof note, ", draft %s (%s, %.1f MiB of weights; KV pool %zu tokens, %.1f MiB)",
-                  o.draft_path.c_str(), draft->info().architecture.c_str(), draft->info().weight_bytes / 1048576.0,
-                  s.draft_engine->kv_capacity_tokens(), s.draft_engine->kv_bytes() / 1048576.0);
-    s.draft_note = note;
   }
   s.scheduler = std::make_unique<Scheduler>(s.engine, tok, so);
 
