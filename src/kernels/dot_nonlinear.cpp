@@ -13,8 +13,9 @@
 //     32-value sub-block times its scale), acc = fma(d_x * d_y, lane, acc), hsum8. Batches of 8+:
 //     the tiled GEMM, one exact sum per super-block, acc = fma(d_x * sum, d_y, acc).
 //   - TQ1_0, TQ2_0 (Q8_K): 8 integer lanes from 16-bit sums of the unsigned codes {0, 1, 2} less the
-//     16-value activation sums (bsums[2l] + bsums[2l + 1] in lane l), acc += lane * (d_y * d_x)
-//     (a multiply then an add: ggml's AVX2 code does not fuse these), hsum8.
+//     16-value activation sums (bsums[2l] + bsums[2l + 1] in lane l), acc = fma(lane, d_y * d_x,
+//     acc), hsum8 (ggml writes a multiply and an add, which its compiler contracts into one FMA:
+//     the goldens match the fused form).
 #include <cmath>
 #include <cstdint>
 
@@ -170,10 +171,7 @@ float tq_dot(const void* w, const void* a, std::int64_t n) {
     Codes(x[b], codes);
     tq_lanes(codes, y[b], lanes);
     const float d = y[b].d * f16_to_f32(x[b].d);
-    for (int l = 0; l < 8; ++l) {
-      const float p = static_cast<float>(lanes[l]) * d;  // rounded: ggml multiplies, then adds
-      acc[l] = acc[l] + p;
-    }
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(static_cast<float>(lanes[l]), d, acc[l]);
   }
   return ggml::hsum8(acc);
 }

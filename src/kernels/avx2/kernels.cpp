@@ -8,7 +8,7 @@
 #include "kernels/x86/kquant_dots-inl.h"
 #include "kernels/x86/legacy_dots-inl.h"
 #include "kernels/x86/nonlinear_dots-inl.h"
+#include "kernels/x86/ternary_dots-inl.h"
 
 #define WISP_ISA_TABLE avx2_dots
-#define WISP_NONLINEAR_DOTS
 #include "kernels/x86/dot_table.inc"

@@ -4,8 +4,11 @@
 #include "kernels/kernel_set.h"
 #include "kernels/x86/blocks8_dots-inl.h"
 #include "kernels/x86/float_dots-inl.h"
+#include "kernels/x86/grid_dots-inl.h"
 #include "kernels/x86/kquant_dots-inl.h"
 #include "kernels/x86/legacy_dots-inl.h"
+#include "kernels/x86/nonlinear_dots-inl.h"
+#include "kernels/x86/ternary_dots-inl.h"
 
 #define WISP_ISA_TABLE avx512_dots
 #include "kernels/x86/dot_table.inc"

@@ -4,8 +4,8 @@
 // rows gathered by index, signs applied as a byte mask), multiplied with the activation codes by
 // pairs_s8s8 (|grid| <= 62, |a| <= 127: pair sums below 2^14) and weighted by the two 16-value
 // scales with one madd, which leaves lane l holding elements 4l .. 4l + 3: ggml's integer lanes,
-// so every float step matches the reference's and the bits are the same. AVX2 table only (no
-// AVX-512 machine at hand to test an AVX-512 variant on).
+// so every float step matches the reference's and the bits are the same. Compiled into the AVX2
+// and AVX-512 tables alike.
 #pragma once
 
 #include <bit>

@@ -1,9 +1,13 @@
-// SIMD dots of the 4-bit codebook types (IQ4_NL, IQ4_XS) in exactly the float orders of their
-// scalar references (dot_nonlinear.cpp, where the orders are described). The codes go through the
-// 16-entry codebook with one byte shuffle; codebook values lie in [-127, 113] and activation codes
-// in [-128, 127]; pairs_s8s8 multiplies them exactly. Only the AVX2 table uses these (the AVX-512 one keeps the scalar
-// references: no AVX-512 machine was at hand to test them on).
+// SIMD dots of the 4-bit codebook types (IQ4_NL, IQ4_XS, MXFP4) in exactly the float orders of
+// their scalar references (dot_nonlinear.cpp, where the orders are described). The codes go through
+// the 16-entry codebook with one byte shuffle; codebook values lie in [-127, 113] and activation
+// codes in [-128, 127]; pairs_s8s8 multiplies them exactly. Compiled into the AVX2 and AVX-512
+// tables alike (integer parts are exact, the float steps are 8-lane either way).
 #pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
 
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
@@ -11,11 +15,6 @@
 
 namespace wisp::kernels::x86 {
 namespace {
-
-inline __m256i iq4_codebook() {
-  const __m128i lut = load16(kIq4NlValues);
-  return _mm256_set_m128i(lut, lut);
-}
 
 // The 32 codebook values of a nibble block (element order as unpack_nibbles).
 inline __m256i iq4_values(const std::uint8_t* qs, __m256i lut) { return _mm256_shuffle_epi8(lut, unpack_nibbles(qs)); }
@@ -31,49 +30,70 @@ inline __m256i iq4_lanes(const std::uint8_t* qs, const std::int8_t* a, __m256i l
   return _mm256_madd_epi16(pairs_s8s8(iq4_values(qs, lut), load32(a)), _mm256_set1_epi16(1));
 }
 
-float dot_iq4_nl(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockIQ4_NL*>(w);
+// The 32-value codebook types (IQ4_NL: a half scale, MXFP4: an E8M0 exponent) share the loops.
+inline float block_scale(const BlockIQ4_NL& x) { return h2f(x.d); }
+// 2^(e - 128) as the reference computes it (subnormal for e < 2); local, so no inline copy built
+// with this ISA's flags is shared with other translation units.
+inline float block_scale(const BlockMXFP4& x) {
+  const std::uint32_t bits = x.e < 2 ? 0x00200000u << x.e : static_cast<std::uint32_t>(x.e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+template <typename Block>
+inline __m256i codebook() {
+  const __m128i lut = load16(std::is_same_v<Block, BlockMXFP4> ? kMxfp4Values : kIq4NlValues);
+  return _mm256_set_m128i(lut, lut);
+}
+
+template <typename Block>
+float pairs_dot(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
-  const __m256i lut = iq4_codebook();
+  const __m256i lut = codebook<Block>();
   const std::int64_t nb = n / kQK;
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   std::int64_t b = 0;
   for (; b + 1 < nb; b += 2) {
     const __m256i l0 = iq4_lanes(x[b].qs, y[b].qs, lut);
     const __m256i l1 = iq4_lanes(x[b + 1].qs, y[b + 1].qs, lut);
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b].d) * h2f(x[b].d)), _mm256_cvtepi32_ps(l0), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b + 1].d) * h2f(x[b + 1].d)), _mm256_cvtepi32_ps(l1), acc1);
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b].d) * block_scale(x[b])), _mm256_cvtepi32_ps(l0), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(y[b + 1].d) * block_scale(x[b + 1])), _mm256_cvtepi32_ps(l1), acc1);
   }
   float sum = hsum8(_mm256_add_ps(acc0, acc1));
   for (; b < nb; ++b) {
     const int s = hsum_i32(iq4_lanes(x[b].qs, y[b].qs, lut));
-    sum = __builtin_fmaf(h2f(y[b].d) * h2f(x[b].d), static_cast<float>(s), sum);
+    sum = __builtin_fmaf(h2f(y[b].d) * block_scale(x[b]), static_cast<float>(s), sum);
   }
   return sum;
 }
 
+template <typename Block>
+float repacked_dot(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m256i lut = codebook<Block>();
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const int s = hsum_i32(iq4_lanes(x[b].qs, y[b].qs, lut));
+    acc = __builtin_fmaf(static_cast<float>(s), block_scale(x[b]) * h2f(y[b].d), acc);
+  }
+  return acc;
+}
+
+float dot_iq4_nl(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockIQ4_NL>(w, a, n); }
+float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockIQ4_NL>(w, a, n); }
+float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
+float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
+
 float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_NL*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
-  const __m256i lut = iq4_codebook();
+  const __m256i lut = codebook<BlockIQ4_NL>();
   __m256 acc = _mm256_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK; ++b) {
     const __m256i l = iq4_lanes(x[b].qs, y[b].qs, lut);
     acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), _mm256_cvtepi32_ps(l), acc);
   }
   return hsum8(acc);
-}
-
-float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const BlockIQ4_NL*>(w);
-  const auto* y = static_cast<const BlockQ8_0*>(a);
-  const __m256i lut = iq4_codebook();
-  float acc = 0.0f;
-  for (std::int64_t b = 0; b < n / kQK; ++b) {
-    const int s = hsum_i32(iq4_lanes(x[b].qs, y[b].qs, lut));
-    acc = __builtin_fmaf(static_cast<float>(s), h2f(x[b].d) * h2f(y[b].d), acc);
-  }
-  return acc;
 }
 
 // IQ4_XS: the 8 lanes of one super-block, each sub-block's pair sums weighted by its scale.
@@ -90,7 +110,7 @@ inline __m256i iq4_xs_lanes(const BlockIQ4_XS& x, const std::int8_t* a, __m256i 
 float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_XS*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
-  const __m256i lut = iq4_codebook();
+  const __m256i lut = codebook<BlockIQ4_NL>();
   __m256 acc = _mm256_setzero_ps();
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     const __m256i lanes = iq4_xs_lanes(x[b], y[b].qs, lut);
@@ -102,7 +122,7 @@ float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
 float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_XS*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
-  const __m256i lut = iq4_codebook();
+  const __m256i lut = codebook<BlockIQ4_NL>();
   float acc = 0.0f;
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
     const int s = hsum_i32(iq4_xs_lanes(x[b], y[b].qs, lut));

@@ -70,29 +70,34 @@ TEST_P(IsaDots, EveryVariantEqualsScalarBitForBit) {
   }
 }
 
-// The codebook and grid types have SIMD kernels on AVX2 only (x86/nonlinear_dots-inl.h,
-// x86/grid_dots-inl.h): every variant equals its scalar reference, on random and adversarial rows with
-// even and odd block counts (IQ1_M has no plain half field: its scale bytes stay random, which
-// includes infinite and NaN d).
-TEST(IsaDots, CodebookTypesOnAvx2EqualScalarBitForBit) {
-  if (!isa_supported(Isa::kAvx2, detect_cpu_features())) GTEST_SKIP() << "avx2 not on this CPU";
+// The codebook, ternary and grid types (x86/nonlinear_dots-inl.h, x86/ternary_dots-inl.h,
+// x86/grid_dots-inl.h on x86; neon/*-inl.h on AArch64): every variant equals its scalar reference,
+// on random and adversarial rows with even and odd block counts (IQ1_M has no plain half field: its
+// scale bytes stay random, which includes infinite and NaN d; so do MXFP4's exponents).
+TEST_P(IsaDots, CodebookTernaryAndGridTypesEqualScalarBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
   std::mt19937 rng(4321);
-  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S,
-                        GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
-    const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), Isa::kAvx2);
+  for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kTQ1_0, GgmlType::kTQ2_0,
+                        GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S,
+                        GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
+    const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), isa);
     const DotKernel* s = kernels::find_scalar_dot_kernel(static_cast<std::uint32_t>(type));
     ASSERT_NE(k, nullptr);
     ASSERT_NE(s, nullptr);
-    EXPECT_NE(k->dot, s->dot) << block_type(type).name << ": no avx2 kernel to test";
+    EXPECT_STREQ(k->isa, isa_name(isa)) << block_type(type).name;
+    EXPECT_NE(k->dot, s->dot) << block_type(type).name << ": no " << isa_name(isa) << " kernel to test";
+    // Every variant the reference has is replaced (none left scalar behind a SIMD one-token dot).
+    if (s->dot_batched) EXPECT_NE(k->dot_batched, s->dot_batched) << block_type(type).name << " batched";
+    if (s->dot_repacked) EXPECT_NE(k->dot_repacked, s->dot_repacked) << block_type(type).name << " repacked";
     const std::int64_t block = block_type(type).block_elems;
     for (std::int64_t blocks : {1, 2, 3, 7, 18, 130}) {
       const std::int64_t n = blocks * block;
       for (const auto& a : test::activation_rows(k->act, n, rng)) {
         for (const auto& w : test::adversarial_weights(type, n, rng)) {
-          const std::string name = std::string(block_type(type).name) + " avx2";
+          const std::string name = std::string(block_type(type).name) + " " + isa_name(isa);
           expect_same_bits(k->dot, s->dot, (name + " one-token").c_str(), w, a, n);
-          ASSERT_NE(k->dot_batched, nullptr);
-          expect_same_bits(k->dot_batched, s->dot_batched, (name + " batched").c_str(), w, a, n);
+          if (k->dot_batched) expect_same_bits(k->dot_batched, s->dot_batched, (name + " batched").c_str(), w, a, n);
           if (k->dot_repacked)
             expect_same_bits(k->dot_repacked, s->dot_repacked, (name + " repacked").c_str(), w, a, n);
         }
