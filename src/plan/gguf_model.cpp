@@ -72,6 +72,7 @@ ModelShape model_shape_from_gguf(const GgufFile& f) {
   if (f.tensors().empty()) throw Error(f.path() + ": the file holds no tensors");
   m.params = params;
   m.file_weight_bytes = bytes;
+  m.reads = decode_reads_from_gguf(f);
   m.context_length = uniform_count(f, arch + ".context_length");
   m.sliding_window = uniform_count(f, arch + ".attention.sliding_window");
   if (m.sliding_window && *m.sliding_window == 0) m.sliding_window.reset();

@@ -3,6 +3,7 @@
 //   KV heads     <arch>.attention.head_count_kv (absent: head_count, i.e. no GQA)
 //   head size    <arch>.attention.key_length (absent: embedding_length / head_count)
 //   parameters   sum of tensor elements; weight bytes: sum of tensor bytes, as stored.
+//   decode reads what one step reads of them (decode_reads.h: the chosen experts' rows).
 // Per-layer head counts (arrays) are accepted when uniform; K and V head sizes must agree.
 #pragma once
 

@@ -12,6 +12,7 @@
 
 #include "plan/capacity.h"
 #include "plan/decode.h"
+#include "plan/decode_reads.h"
 
 namespace wisp::plan {
 
@@ -23,6 +24,9 @@ struct LadderInputs {
   std::uint64_t overhead = 0;
   std::uint64_t kv_bytes_per_request = 0;  // at the planned context length and KV type
   std::optional<double> bandwidth;         // bytes/s; no decode columns without it
+  // From a file: the parameters a decode step reads (a mixture of experts: the chosen ones);
+  // absent, a step reads all `params`.
+  std::optional<DecodeReads> reads;
 };
 
 struct LadderRow {
@@ -32,7 +36,8 @@ struct LadderRow {
   std::optional<BatchFit> fit;
   std::optional<std::uint64_t> shortfall;
   // With a bandwidth: one stream reading the weights only (the seed's "3.35 TB/s ÷ 140 GB"),
-  // and the aggregate when the users that fit decode together, each reading its own KV.
+  // and the aggregate when the users that fit decode together, each reading its own KV. Both
+  // read the weights a step reads at these bits (LadderInputs::reads).
   std::optional<DecodeCeiling> weights_only;
   std::optional<DecodeCeiling> at_capacity;
 };

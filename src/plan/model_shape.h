@@ -1,11 +1,12 @@
 // What the planner needs to know about a model: its parameter count, its KV geometry and, when
-// read from a file, the bytes its weights really take there.
+// read from a file, the bytes its weights really take there and the share a decode step reads.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "plan/decode_reads.h"
 #include "plan/kv_bytes.h"
 
 namespace wisp::plan {
@@ -19,7 +20,10 @@ struct ModelShape {
   // split unknown): reports then speak of the K/V width rather than of heads.
   bool kv_width_from_d_model = false;
   std::optional<std::uint64_t> file_weight_bytes;  // sum of the file's tensor bytes
-  std::optional<std::uint64_t> context_length;     // the model's trained context, when stored
+  // What a decode step reads of those weights (from a file): all but the unchosen experts and,
+  // with an untied output, all but one embedding row. Absent by hand: a step reads every weight.
+  std::optional<DecodeReads> reads;
+  std::optional<std::uint64_t> context_length;  // the model's trained context, when stored
   // Sliding-window attention (gemma3): the window in tokens, when the file stores one. wisp's KV
   // pool still caches every layer at full length (one block table for all layers), so the KV
   // bytes do not depend on it; reports say so.

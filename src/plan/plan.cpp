@@ -1,5 +1,7 @@
 #include "plan/plan.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "plan/kv_bytes.h"
@@ -39,6 +41,31 @@ void resolve_weights(const PlanInputs& in, PlanReport& r) {
   }
 }
 
+// What a step of `batch` tokens reads of the chosen weights: the file's own bytes, or the
+// parameters it reads at the chosen bits, or the given bytes scaled by that parameter share.
+std::uint64_t step_weight_bytes(const PlanInputs& in, std::uint64_t weight_bytes, std::uint64_t batch) {
+  const std::optional<DecodeReads>& reads = in.model.reads;
+  if (!reads) return weight_bytes;
+  switch (in.weights.source) {
+    case WeightChoice::Source::kFile: return decode_bytes_read(*reads, batch);
+    case WeightChoice::Source::kBits: return weight_bytes_at_bits(decode_params_read(*reads, batch), in.weights.bits);
+    case WeightChoice::Source::kBytes: break;
+  }
+  const double share = in.model.params > 0 ? decode_params_read(*reads, batch) / in.model.params : 1.0;
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(weight_bytes) * std::min(1.0, share)));
+}
+
+std::string describe_reads(const DecodeReads& reads) {
+  std::string d;
+  if (reads.moe()) {
+    d = "every tensor outside the experts (attention, router, norms, output) + " + std::to_string(reads.n_expert_used) +
+        " of " + std::to_string(reads.n_expert) + " experts' rows";
+  }
+  if (reads.embedding_one_row)
+    d += std::string(d.empty() ? "" : "; ") + "one token-embedding row (the output has its own matrix)";
+  return d;
+}
+
 }  // namespace
 
 PlanReport make_plan(const PlanInputs& in) {
@@ -51,6 +78,14 @@ PlanReport make_plan(const PlanInputs& in) {
   if (in.len) require_positive(*in.len, "length");
   if (in.prompt) require_positive(*in.prompt, "prompt length");
   resolve_weights(in, r);
+  r.decode_weight_bytes = step_weight_bytes(in, r.weight_bytes, 1);
+  r.decode_weight_bytes_at_users = step_weight_bytes(in, r.weight_bytes, in.users);
+  if (in.model.reads) {
+    r.decode_params = decode_params_read(*in.model.reads, 1);
+    r.decode_description = describe_reads(*in.model.reads);
+  } else {
+    r.decode_params = in.model.params;
+  }
 
   r.kv_bytes_per_token = kv_bytes_per_token(in.model.kv, in.kv_type);
   r.kv_bytes_per_request = kv_bytes(in.model.kv, in.kv_type, in.ctx);
@@ -80,9 +115,9 @@ PlanReport make_plan(const PlanInputs& in) {
   }
 
   if (in.bandwidth) {
-    r.decode_weights_only = decode_ceiling(*in.bandwidth, r.weight_bytes, 0, 1);
+    r.decode_weights_only = decode_ceiling(*in.bandwidth, r.decode_weight_bytes, 0, 1);
     // A stream's longest step reads its whole context: the ceiling at full length.
-    r.decode_at_users = decode_ceiling(*in.bandwidth, r.weight_bytes, r.kv_bytes_per_request, in.users);
+    r.decode_at_users = decode_ceiling(*in.bandwidth, r.decode_weight_bytes_at_users, r.kv_bytes_per_request, in.users);
   }
 
   if (in.model.params > 0) {
@@ -94,6 +129,7 @@ PlanReport make_plan(const PlanInputs& in) {
     li.overhead = in.overhead;
     li.kv_bytes_per_request = r.request_paged.bytes;
     li.bandwidth = in.bandwidth;
+    li.reads = in.model.reads;
     r.ladder = precision_ladder(li);
   } else if (in.compute) {
     throw Error("prefill cost needs a parameter count (give --params or -m FILE)");

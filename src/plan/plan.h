@@ -51,6 +51,14 @@ struct PlanReport {
   std::uint64_t weight_bytes = 0;
   std::string weight_description;  // "16 bits per weight", "Q4_K, 4.5 bits per weight", ...
 
+  // The weight bytes one decode step reads (decode_reads.h): for one stream and for the batch of
+  // `users` (a mixture of experts reads more experts for more tokens). Equal to weight_bytes when
+  // a step reads every weight; decode_description then is empty.
+  std::uint64_t decode_weight_bytes = 0;
+  std::uint64_t decode_weight_bytes_at_users = 0;
+  double decode_params = 0;        // parameters one step reads (0 without a count)
+  std::string decode_description;  // "8 of 128 experts' rows, one embedding row", ...
+
   std::uint64_t kv_bytes_per_token = 0;
   std::uint64_t kv_bytes_per_request = 0;  // exact, ctx tokens
   PagedAllocation request_paged;           // ctx tokens in blocks: what the pool holds

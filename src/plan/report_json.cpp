@@ -49,6 +49,12 @@ std::string render_json(const PlanReport& r) {
              {"layers", in.model.kv.layers},     {"kv_heads", in.model.kv.kv_heads},
              {"head_dim", in.model.kv.head_dim}, {"kv_width", in.model.kv.kv_width()},
              {"weight_bytes", r.weight_bytes},   {"weights", r.weight_description}};
+  model["decode_weight_bytes"] = r.decode_weight_bytes;  // one token's step; = weight_bytes when dense
+  if (const auto& reads = in.model.reads; reads && reads->moe()) {
+    model["experts"] = Json{{"count", reads->n_expert}, {"used", reads->n_expert_used}};
+  }
+  if (!r.decode_description.empty()) model["decode_reads"] = r.decode_description;
+  if (r.decode_params > 0) model["decode_params"] = static_cast<std::uint64_t>(std::llround(r.decode_params));
   // A whole parameter count (from a file, or 13e9) prints as an integer, not 13000000000.0.
   const double p = in.model.params;
   if (!(p > 0)) {

@@ -67,6 +67,12 @@ std::string render_text(const PlanReport& r) {
           static_cast<unsigned long long>(*in.model.sliding_window));
   }
   L.add("  weights         %s: %s", exact(r.weight_bytes).c_str(), r.weight_description.c_str());
+  if (!r.decode_description.empty()) {
+    std::string active;
+    if (r.decode_params > 0) active = ", " + format_count(r.decode_params) + " active parameters";
+    L.add("  read per token  %s: %s%s", exact(r.decode_weight_bytes).c_str(), r.decode_description.c_str(),
+          active.c_str());
+  }
   L.blank();
 
   L.add("KV cache, %s (%s)", std::string(in.kv_type.name).c_str(), std::string(in.kv_type.layout).c_str());
@@ -111,7 +117,7 @@ std::string render_text(const PlanReport& r) {
   if (r.decode_at_users) {
     const DecodeCeiling& w = *r.decode_weights_only;
     const DecodeCeiling& d = *r.decode_at_users;
-    L.add("decode ceiling at %s (memory-bound: weights once per step + each stream's KV)",
+    L.add("decode ceiling at %s (memory-bound: the weights a step reads, once per step + each stream's KV)",
           format_bandwidth(d.bandwidth).c_str());
     const std::string batch =
         std::to_string(d.batch) + (d.batch == 1 ? " stream, " : " streams, ") + tokens(in.ctx) + " each";

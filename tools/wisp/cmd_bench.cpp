@@ -4,9 +4,10 @@
 //
 // Method (as llama-bench): ppP evaluates P tokens as one batch from an empty context; tgN evaluates
 // N tokens one at a time from an empty context. Each test runs once to warm up, then -r times;
-// tok/s is the mean over the runs with its standard deviation. Decode reads every weight byte once
-// per token (both real models tie the output to the embedding, so all of it), hence effective
-// GB/s = tok/s x tensor bytes. "load ms" is open to first logits (map, build, one token) on a warm
+// tok/s is the mean over the runs with its standard deviation. Decode reads, per token, the weight
+// bytes wisp plan counts (plan/decode_reads.h: every tensor, but of a mixture of experts only the
+// chosen experts' rows, and of an untied embedding one row), hence effective GB/s = tok/s x those
+// bytes ("read MiB"), not the file size. "load ms" is open to first logits (map, build, one token) on a warm
 // page cache, best of the runs. Units: MiB = 1024^2 bytes, GB/s = 10^9 bytes per second.
 #include <sys/resource.h>
 
@@ -35,6 +36,7 @@
 #include "formats/gguf_file.h"
 #include "kernels/dot.h"
 #include "plan/decode.h"
+#include "plan/decode_reads.h"
 #include "plan/kv_bytes.h"
 #include "speculation_flags.h"
 #include "wisp/error.h"
@@ -132,6 +134,8 @@ struct FileFacts {
   std::string type;
   std::uint64_t bytes = 0;  // tensor bytes
   std::uint64_t params = 0;
+  plan::DecodeReads reads;       // what a decode step reads of them
+  std::uint64_t read_bytes = 0;  // ... one token's step
   double bpw() const { return params ? 8.0 * static_cast<double>(bytes) / static_cast<double>(params) : 0.0; }
 };
 
@@ -145,6 +149,8 @@ FileFacts file_facts(const std::string& path) {
     r.params += static_cast<std::uint64_t>(t.n_elements());
     by_type[std::string(t.type->name)] += t.n_bytes;
   }
+  r.reads = plan::decode_reads_from_gguf(f);
+  r.read_bytes = plan::decode_bytes_read(r.reads);
   if (auto ft = f.get_u64_opt("general.file_type")) {
     r.type = ftype_name(*ft);
   } else {
@@ -247,7 +253,7 @@ std::vector<Result> bench_file(const std::string& path, std::int64_t n_prompt, s
       if (rep >= 0) r.tok_s.push_back(static_cast<double>(n_gen) / sec);
     }
     finish(r);
-    r.gb_s = r.mean * static_cast<double>(facts.bytes) / 1e9;
+    r.gb_s = r.mean * static_cast<double>(facts.read_bytes) / 1e9;
     const ModelInfo& info = model->info();
     const std::uint64_t kv_per_token =
         plan::kv_bytes_per_token(static_cast<std::uint64_t>(info.n_layer), static_cast<std::uint64_t>(info.n_head_kv),
@@ -331,7 +337,8 @@ std::vector<Result> bench_batched(const std::string& path, std::int64_t n_prompt
     }
     if (n_gen > 0) {
       finish(tg);
-      tg.gb_s = tg.mean / B * static_cast<double>(facts.bytes) / 1e9;  // one weight read per step
+      // One read of the step's weights per step: B tokens read the union of their experts.
+      tg.gb_s = tg.mean / B * static_cast<double>(plan::decode_bytes_read(facts.reads, B)) / 1e9;
       out.push_back(tg);
     }
   }
@@ -354,10 +361,10 @@ void print_batch_table(const std::vector<Result>& rs) {
 }
 
 // The decode ceiling `wisp plan` predicts for this file on this machine (measured bandwidth, one
-// stream): bandwidth / (weight bytes + KV bytes per step). 0 when there is nothing to predict.
+// stream): bandwidth / (weight bytes read + KV bytes per step). 0 when there is nothing to predict.
 double ceiling_tok_s(const Result& r, double bw) {
   if (bw <= 0.0 || r.test.rfind("tg", 0) != 0) return 0.0;
-  return plan::decode_ceiling(bw * 1e9, r.file.bytes, r.kv_bytes_per_step, 1).per_stream_tokens_per_second;
+  return plan::decode_ceiling(bw * 1e9, r.file.read_bytes, r.kv_bytes_per_step, 1).per_stream_tokens_per_second;
 }
 
 std::string pct(double gb_s, double bw) {
@@ -368,12 +375,13 @@ std::string pct(double gb_s, double bw) {
 }
 
 void print_table(const std::vector<Result>& rs, double bw) {
-  std::printf("| %-34s | %-7s | %8s | %5s | %-6s | %16s | %7s | %6s | %13s | %8s | %7s |\n", "model", "type",
-              "size MiB", "bpw", "test", "tok/s", "GB/s", "% bw", "ceiling tok/s", "RSS MiB", "load ms");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(7, '-').c_str(), std::string(8, '-').c_str(),
-              std::string(18, '-').c_str(), std::string(9, '-').c_str(), std::string(8, '-').c_str(),
-              std::string(15, '-').c_str(), std::string(10, '-').c_str(), std::string(9, '-').c_str());
+  std::printf("| %-34s | %-7s | %8s | %8s | %5s | %-6s | %16s | %7s | %6s | %13s | %8s | %7s |\n", "model", "type",
+              "size MiB", "read MiB", "bpw", "test", "tok/s", "GB/s", "% bw", "ceiling tok/s", "RSS MiB", "load ms");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(10, '-').c_str(), std::string(7, '-').c_str(),
+              std::string(8, '-').c_str(), std::string(18, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(8, '-').c_str(), std::string(15, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(9, '-').c_str());
   for (const Result& r : rs) {
     char tps[48], gbs[16] = "";
     std::snprintf(tps, sizeof tps, "%.2f ± %.2f", r.mean, r.stddev);
@@ -381,21 +389,34 @@ void print_table(const std::vector<Result>& rs, double bw) {
     char ceil[40] = "";
     if (const double c = ceiling_tok_s(r, bw); c > 0.0)
       std::snprintf(ceil, sizeof ceil, "%.0f (%.0f%%)", c, 100.0 * r.mean / c);
-    std::printf("| %-34s | %-7s | %8.1f | %5.2f | %-6s | %16s | %7s | %6s | %13s | %8.0f | %7.1f |\n",
-                r.file.name.c_str(), r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(),
-                r.test.c_str(), tps, gbs, pct(r.gb_s, bw).c_str(), ceil, r.peak_rss_mib, r.load_ms);
+    std::printf("| %-34s | %-7s | %8.1f | %8.1f | %5.2f | %-6s | %16s | %7s | %6s | %13s | %8.0f | %7.1f |\n",
+                r.file.name.c_str(), r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB,
+                static_cast<double>(r.file.read_bytes) / kMiB, r.file.bpw(), r.test.c_str(), tps, gbs,
+                pct(r.gb_s, bw).c_str(), ceil, r.peak_rss_mib, r.load_ms);
+  }
+  std::set<std::string> noted;
+  for (const Result& r : rs) {
+    if (!r.file.reads.moe() || !noted.insert(r.file.name).second) continue;
+    std::printf(
+        "\n%s: mixture of experts, a token reads %llu of %llu experts' rows: %.1f of %.1f MiB (GB/s, %% bw "
+        "and the ceiling count those)\n",
+        r.file.name.c_str(), static_cast<unsigned long long>(r.file.reads.n_expert_used),
+        static_cast<unsigned long long>(r.file.reads.n_expert), static_cast<double>(r.file.read_bytes) / kMiB,
+        static_cast<double>(r.file.bytes) / kMiB);
   }
 }
 
 void print_csv(const std::vector<Result>& rs, double bw) {
   std::printf(
-      "model,type,size_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib,ceiling_tok_s,fraction_of_"
+      "model,type,size_mib,read_mib,bpw,test,tok_s,stddev,gb_s,pct_bandwidth,load_ms,peak_rss_mib,ceiling_tok_s,"
+      "fraction_of_"
       "ceiling\n");
   for (const Result& r : rs) {
     const double c = ceiling_tok_s(r, bw);
-    std::printf("%s,%s,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f,%.4f\n", r.file.name.c_str(),
-                r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean,
-                r.stddev, r.gb_s, bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib, c,
+    std::printf("%s,%s,%.2f,%.2f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f,%.4f\n", r.file.name.c_str(),
+                r.file.type.c_str(), static_cast<double>(r.file.bytes) / kMiB,
+                static_cast<double>(r.file.read_bytes) / kMiB, r.file.bpw(), r.test.c_str(), r.mean, r.stddev, r.gb_s,
+                bw > 0 && r.gb_s > 0 ? 100.0 * r.gb_s / bw : 0.0, r.load_ms, r.peak_rss_mib, c,
                 c > 0 ? r.mean / c : 0.0);
   }
 }
@@ -412,6 +433,7 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
                         {"type", r.file.type},
                         {"size_mib", r.file.bytes / kMiB},
                         {"bytes", r.file.bytes},
+                        {"decode_bytes_per_token", r.file.read_bytes},
                         {"params", r.file.params},
                         {"bpw", r.file.bpw()},
                         {"test", r.test},
@@ -424,6 +446,7 @@ nlohmann::json to_json(const std::vector<Result>& rs, double bw, int threads) {
                         {"n_seq", r.n_seq},
                         {"aggregate_tok_s", r.mean},
                         {"per_seq_tok_s", r.mean / r.n_seq}};
+    if (r.file.reads.moe()) e["experts"] = {{"count", r.file.reads.n_expert}, {"used", r.file.reads.n_expert_used}};
     if (r.gb_s > 0) e["gb_s"] = r.gb_s;
     if (bw > 0 && r.gb_s > 0) e["pct_bandwidth"] = 100.0 * r.gb_s / bw;
     if (const double c = ceiling_tok_s(r, bw); c > 0.0) {
