@@ -16,7 +16,8 @@ class ObservingBackend final : public Backend {
   }
   void matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) override {
     obs_.on_matmul(w, x);
-    in_.matmul(w, x, y, bias);
+    const kernels::MatrixView* s = obs_.substitute(w);
+    in_.matmul(s != nullptr ? *s : w, x, y, bias);
   }
   void rmsnorm(Act x, const float* w, float eps, Act y) override { in_.rmsnorm(x, w, eps, y); }
   void gather_rows(Act src, std::span<const std::int64_t> rows, Act dst) override { in_.gather_rows(src, rows, dst); }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/activation_stats.h"
 
@@ -28,5 +29,10 @@ struct CalibOptions {
 // Throws wisp::Error naming the flag and file for an unreadable or empty text, and whatever
 // loading or running the source raises.
 std::shared_ptr<const model::ActivationStats> calibrate(const std::string& input, const CalibOptions& opt);
+
+// The tokens calibrate() runs through a GGUF wisp can run (the text's first opt.max_tokens, BOS
+// first), and in *bos the token each window starts with (-1: none). The same errors.
+std::vector<std::int32_t> calibration_tokens(const std::string& runnable_gguf, const CalibOptions& opt,
+                                             std::int32_t* bos);
 
 }  // namespace wisp::quantize

@@ -136,7 +136,16 @@ ConvertReport convert(const ConvertOptions& opt) {
   if (opt.calib) importance.merge(calibration_importance(*opt.calib, awq));  // keeps entries already there
   if (opt.outlier_fraction > 0)
     writer.set_f32("wisp.quantize.outlier_fraction", static_cast<float>(opt.outlier_fraction));
-  const std::vector<SourceTensor> tensors = transformed_tensors(src->tensors(), awq);
+  std::vector<SourceTensor> tensors = transformed_tensors(src->tensors(), awq);
+  if (opt.sequential) {
+    if (!opt.gptq) throw Error("--gptq-sequential needs --gptq");
+    if (opt.awq) throw Error("--gptq-sequential does not work with --awq yet (the folded norms are not swapped in)");
+    // Layer by layer (the writer fills tensors in this order): layer L's Hessians need every
+    // earlier layer's quantized weights. Tensors outside the blocks first; the file's order is free.
+    std::stable_sort(tensors.begin(), tensors.end(), [](const SourceTensor& a, const SourceTensor& b) {
+      return SequentialHessians::layer_of(a.name) < SequentialHessians::layer_of(b.name);
+    });
+  }
   std::unique_ptr<GptqTensors> gptq;
   if (opt.gptq) {
     GptqOptions go = opt.gptq_opt;
@@ -173,6 +182,13 @@ ConvertReport convert(const ConvertOptions& opt) {
                    bpw_plan.bits_per_weight(), mix.c_str(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count());
     }
+  }
+  // After the plan, whose probes use the calibration statistics' Hessians.
+  std::unique_ptr<SequentialHessians> seq;
+  if (opt.sequential) {
+    seq = std::make_unique<SequentialHessians>(*opt.sequential, n_threads, opt.log);
+    gptq->use_sequential(seq.get());
+    writer.set_bool("wisp.quantize.gptq_sequential", true);
   }
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const SourceTensor& t = tensors[i];
@@ -221,6 +237,7 @@ ConvertReport convert(const ConvertOptions& opt) {
           } else {
             r.error = quantize_tensor(st, type, out, ro, n_threads, opt.verbose, sparse.get());
           }
+          if (seq && SequentialHessians::layer_of(st.name) >= 0) seq->record(st.name, type, out, sparse.get());
           const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
           if (opt.log) {
             std::fprintf(opt.log, "[%4zu/%4zu] %-32s %-5s -> %-8s %10.2f MiB %8.1f Mparam/s%s", idx + 1, count,

@@ -11,6 +11,7 @@
 
 #include "model/activation_stats.h"
 #include "quantize/gptq.h"
+#include "quantize/sequential_hessians.h"
 #include "quantize/row_quantizer.h"
 #include "quantize/type_policy.h"
 
@@ -36,6 +37,9 @@ struct ConvertOptions {
   // collected with every row kept (CalibOptions::keep_all_rows).
   bool gptq = false;
   GptqOptions gptq_opt;
+  // --gptq-sequential: with gptq, each layer's Hessians from the partly quantized model run over
+  // these tokens (quantize/sequential_hessians.h) instead of from `calib`'s rows; not with awq.
+  std::shared_ptr<const SequentialCalib> sequential;
   double outlier_fraction = 0;  // --outliers: sparse full-precision outliers per row (quantize/outliers.h)
   int n_threads = 0;            // 0: hardware threads
   bool verbose = false;         // per-tensor error statistics

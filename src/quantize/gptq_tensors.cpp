@@ -25,7 +25,11 @@ bool GptqTensors::handles(const SourceTensor& t, const BlockTypeInfo& type) cons
 
 void GptqTensors::expect(const SourceTensor& t) { ++shared_[stats_->find(t.name)].users; }
 
-std::vector<double> GptqTensors::hessian(const SourceTensor& t) const {
+std::vector<double> GptqTensors::hessian(const SourceTensor& t) {
+  if (seq_ != nullptr) {
+    if (awq_.transforms.count(t.name) != 0) throw Error("gptq: --gptq-sequential does not take AWQ-scaled tensors");
+    return seq_->hessian(t.name);
+  }
   const model::ChannelStats* cs = stats_->find(t.name);
   if (cs == nullptr || cs->cols() != t.ne[0])
     throw Error("gptq: tensor " + t.name + " has no calibration rows of its width");
@@ -56,7 +60,7 @@ std::unique_ptr<GptqFactor> GptqTensors::make_factor(const SourceTensor& t, std:
   if (log_) {
     std::fprintf(log_, "gptq: Hessian of %s's input (%lld x %lld from %lld rows) factored%s in %.1f s\n",
                  t.name.c_str(), static_cast<long long>(t.ne[0]), static_cast<long long>(t.ne[0]),
-                 static_cast<long long>(stats_->find(t.name)->sample_rows()), what,
+                 static_cast<long long>(seq_ ? seq_->n_tokens() : stats_->find(t.name)->sample_rows()), what,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return fac;

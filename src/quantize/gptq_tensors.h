@@ -1,15 +1,12 @@
 // The converter's GPTQ step (`wisp quantize --gptq`): which tensors get it, their Hessians from
 // the calibration activations, and the factor that tensors sharing an input reuse.
 //
-// Choice (docs/quantization.md): every Hessian comes from the *source* model's activations, all
-// collected in the one calibration pass, not from a model whose earlier layers are already
-// quantized. Re-running the partly quantized model once per layer would multiply the calibration
-// time by the number of layers; what the source-activation Hessian loses is only the correction of
-// errors made upstream, which the per-layer compensation does not see either way.
-//
-// Memory: the calibration keeps every activation row (N tokens x the distinct input widths of a
-// layer x 4 bytes, for all layers), and one Hessian is alive at a time per input group (q/k/v
-// share one, gate/up share one): n^2 doubles, plus the factor (another n^2 doubles).
+// Two sources of Hessians (docs/quantization.md): by default the *source* model's activations,
+// all collected in the one calibration pass (the calibration keeps every activation row: N tokens
+// x the distinct input widths of a layer x 4 bytes, for all layers); with --gptq-sequential
+// (use_sequential()) each layer's from the partly quantized model, streamed layer by layer
+// (quantize/sequential_hessians.h). One Hessian is alive at a time per input group (q/k/v share
+// one, gate/up share one): n^2 doubles, plus the factor (another n^2 doubles).
 #pragma once
 
 #include <cstdio>
@@ -24,6 +21,7 @@
 #include "quantize/gptq.h"
 #include "quantize/outliers.h"
 #include "quantize/row_quantizer.h"
+#include "quantize/sequential_hessians.h"
 #include "quantize/source.h"
 
 namespace wisp::quantize {
@@ -39,6 +37,10 @@ class GptqTensors {
   // rows of its width.
   bool handles(const SourceTensor& t, const BlockTypeInfo& type) const;
 
+  // Hessians from the partly quantized model instead of the calibration statistics (which still
+  // decide which tensors GPTQ handles and feed --target-bpw's probes). `seq` must outlive this.
+  void use_sequential(SequentialHessians* seq) { seq_ = seq; }
+
   // Declares that `t` will be quantized (before the first quantize()), so a shared factor is freed
   // after its last user.
   void expect(const SourceTensor& t);
@@ -48,8 +50,9 @@ class GptqTensors {
   void quantize(const SourceTensor& t, const BlockTypeInfo& type, std::span<std::uint8_t> out, OutlierTable* sparse,
                 ErrorStats* stats, double* out_err);
 
-  // The Hessian of the input that `t` is multiplied with (AWQ scaling included), 2/N X^T X.
-  std::vector<double> hessian(const SourceTensor& t) const;
+  // The Hessian of the input that `t` is multiplied with (AWQ scaling included), 2/N X^T X: from
+  // the calibration statistics, or the sequential pass when there is one.
+  std::vector<double> hessian(const SourceTensor& t);
 
   // --target-bpw's measure of one candidate type: the Hessian-weighted relative error
   // (hessian_relative_error) of GPTQ-quantizing `rows` rows `w` of t (a sample of its rows,
@@ -72,6 +75,7 @@ class GptqTensors {
   const AwqPlan& awq_;
   GptqOptions opt_;
   std::FILE* log_;
+  SequentialHessians* seq_ = nullptr;
   struct Shared {
     int users = 0;
     std::unique_ptr<GptqFactor> factor;

@@ -14,6 +14,7 @@
 #include "quantize/converter.h"
 #include "quantize_eval.h"
 #include "wisp/error.h"
+#include "wisp/model.h"
 
 namespace wisp::cli {
 
@@ -32,6 +33,7 @@ struct QuantizeFlags {
   bool gptq = false;
   double gptq_damp = 0.01;
   bool act_order = false;
+  bool gptq_sequential = false;
   std::uint64_t gptq_block = 128;
   std::optional<double> outliers;
   std::optional<int> threads;
@@ -80,6 +82,10 @@ void declare(CommandLine& cl, QuantizeFlags& f) {
       .help("with --gptq: dampening, a fraction of the mean Hessian diagonal added to it");
   cl.flag("--act-order", f.act_order)
       .help("with --gptq: quantize columns by descending Hessian diagonal instead of in input order");
+  cl.flag("--gptq-sequential", f.gptq_sequential)
+      .help(
+          "with --gptq: each layer's Hessians from the calibration run through the model with its earlier layers "
+          "already quantized (one pass per layer) instead of through the source");
   cl.positive("--gptq-block", f.gptq_block).value_name("N").help("with --gptq: columns per lazy error update");
   cl.option("--outliers", f.outliers)
       .value_name("FRACTION")
@@ -173,20 +179,38 @@ int cmd_quantize(int argc, char** argv) {
     opt.gptq_opt.damp = d;
     opt.gptq_opt.act_order = f.act_order;
     opt.gptq_opt.block_size = static_cast<int>(std::min<std::uint64_t>(f.gptq_block, 1 << 16));
-  } else if (f.act_order || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
-    throw UsageError("--act-order, --gptq-damp and --gptq-block need --gptq");
+  } else if (f.act_order || f.gptq_sequential || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
+    throw UsageError("--act-order, --gptq-sequential, --gptq-damp and --gptq-block need --gptq");
   }
+  if (f.gptq_sequential && f.awq) throw UsageError("--gptq-sequential does not work with --awq yet");
   if (f.calib) {
     quantize::CalibOptions co;
-    co.keep_all_rows = opt.gptq;
+    // Sequential Hessians stream their rows; only --target-bpw's probes still need them all.
+    co.keep_all_rows = opt.gptq && (!f.gptq_sequential || f.target_bpw);
     co.text_path = *f.calib;
     co.max_tokens = static_cast<std::int64_t>(f.calib_tokens);
     co.temp_dir = std::filesystem::path(opt.output).has_parent_path()
                       ? std::filesystem::path(opt.output).parent_path().string()
                       : std::string(".");
     co.n_threads = opt.n_threads;
+    if (f.gptq_sequential) {  // checked before the calibration run
+      // The layer passes run the input itself: its tensor names are what gets swapped in.
+      try {
+        (void)Model::load(opt.input);
+      } catch (const Error& e) {
+        throw UsageError("--gptq-sequential needs a GGUF source wisp can run (" + std::string(e.what()) +
+                         "): convert it to F16 first (wisp quantize IN F16.gguf --type f16)");
+      }
+    }
     opt.calib = quantize::calibrate(opt.input, co);
     opt.awq = f.awq;
+    if (f.gptq_sequential) {
+      auto sc = std::make_shared<quantize::SequentialCalib>();
+      sc->model_path = opt.input;
+      sc->tokens = quantize::calibration_tokens(opt.input, co, &sc->bos);
+      sc->n_ctx = co.n_ctx;
+      opt.sequential = sc;
+    }
   }
   quantize::convert(opt);
   if (eval) eval->run(opt);
