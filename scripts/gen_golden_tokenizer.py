@@ -42,7 +42,7 @@ MODELS = {
 }
 
 # tokenizer.ggml.pre values exercised over SmolLM2's vocabulary (tensor-less GGUF copies) -> HF oracle?
-PRE_VARIANTS = {"llama-bpe": True, "qwen2": True, "gpt-2": True, "default": False}
+PRE_VARIANTS = {"llama-bpe": True, "qwen2": True, "gpt-2": True, "gpt-4o": True, "default": False}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -395,6 +395,11 @@ def gguf_vocab(path: Path) -> dict:
 # The regexes of the Hugging Face tokenizer.json files these pre-tokenizer names stand for.
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                 r"\s*[\r\n]+|\s+(?!\S)|\s+")
+# o200k's (gpt-4o, gpt-oss): llama.cpp splits with a rewrite of it that treats every non-ASCII letter
+# as both cases, so the two oracles can disagree on non-ASCII upper/lower case runs (recorded).
+GPT4O_REGEX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+               r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                r"\s*[\r\n]+|\s+(?!\S)|\s+")
 
@@ -415,6 +420,8 @@ def hf_tokenizer_from_gguf(v: dict, pre: str):
         pt = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
     elif pre == "llama-bpe":
         pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated"), byte_level_split])
+    elif pre == "gpt-4o":
+        pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(GPT4O_REGEX), behavior="isolated"), byte_level_split])
     elif pre == "qwen2":
         pt = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated"), byte_level_split])
     else:
@@ -429,9 +436,10 @@ def hf_tokenizer_from_gguf(v: dict, pre: str):
     return tok
 
 
-def gguf_with_pre(src: Path, pre: str, dst: Path) -> None:
+def gguf_with_pre(src: Path, pre: str, dst: Path, extra_tokens: tuple[str, ...] = ()) -> None:
     """A tensor-less copy of `src`'s metadata with tokenizer.ggml.pre replaced: enough for
-    llama.cpp's vocab_only load, and a way to run the other pre-tokenizers over a real vocabulary."""
+    llama.cpp's vocab_only load, and a way to run the other pre-tokenizers over a real vocabulary.
+    extra_tokens are appended to the vocabulary as control tokens (no merges make them)."""
     import gguf
 
     r = gguf.GGUFReader(str(src))
@@ -444,9 +452,12 @@ def gguf_with_pre(src: Path, pre: str, dst: Path) -> None:
             w.add_string(k, pre)
         elif t == gguf.GGUFValueType.ARRAY:
             if f.types[1] == gguf.GGUFValueType.STRING:
-                w.add_array(k, [bytes(f.parts[i]).decode() for i in f.data])
+                extra = list(extra_tokens) if k == "tokenizer.ggml.tokens" else []
+                w.add_array(k, [bytes(f.parts[i]).decode() for i in f.data] + extra)
             else:
-                w.add_key_value(k, [f.parts[i][0].item() for i in f.data], gguf.GGUFValueType.ARRAY, sub_type=f.types[1])
+                extra = [3] * len(extra_tokens) if k == "tokenizer.ggml.token_type" else []
+                w.add_key_value(k, [f.parts[i][0].item() for i in f.data] + extra, gguf.GGUFValueType.ARRAY,
+                                sub_type=f.types[1])
         elif t == gguf.GGUFValueType.STRING:
             w.add_string(k, bytes(f.parts[-1]).decode())
         else:
@@ -617,6 +628,46 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
     return out
 
 
+# gpt-oss's harmony markers (o200k_harmony), appended to SmolLM2's vocabulary as control tokens the
+# way the gpt-oss GGUFs carry them, under its pre-tokenizer: llama.cpp's loader adjusts these by
+# text (<|channel|> and friends always rendered, <|end|> not an end of generation beside <|return|>
+# and <|call|>), which this golden pins down.
+HARMONY_TOKENS = ("<|startoftext|>", "<|return|>", "<|constrain|>", "<|channel|>", "<|start|>", "<|end|>",
+                  "<|message|>", "<|call|>")
+HARMONY_TEXTS = [
+    "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: "
+    "2024-06\nCurrent date: 2025-03-07\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. "
+    "Channel must be included for every message.<|end|><|start|>user<|message|>What's the capital of France?"
+    "<|end|><|start|>assistant",
+    "<|channel|>analysis<|message|>The user asks a simple question.<|end|><|start|>assistant<|channel|>final"
+    "<|message|>Paris.<|return|>",
+    "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}<|call|>",
+    "<|startoftext|>plain <|constrain|>json text, ÉCOLE McDonald's HTTPServer 12345 //path\r\n",
+]
+
+
+def harmony_golden(base: Path, tmp: Path) -> dict:
+    path = tmp / "smollm2-vocab-harmony.gguf"
+    gguf_with_pre(base, "gpt-4o", path, HARMONY_TOKENS)
+    oracle = LlamaOracle(path)
+    import llama_cpp
+
+    n_vocab = oracle.llm.n_vocab()
+    extra = list(range(n_vocab - len(HARMONY_TOKENS), n_vocab))
+    return {
+        "model_file": base.name,
+        "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
+        "tokenizer_pre": "gpt-4o",
+        "appended_control_tokens": list(HARMONY_TOKENS),
+        "n_vocab": n_vocab,
+        "eog": [t for t in range(n_vocab) if llama_cpp.llama_vocab_is_eog(oracle.vocab, t)],
+        "n_control": sum(1 for t in range(n_vocab) if llama_cpp.llama_vocab_is_control(oracle.vocab, t)),
+        "pieces": [[t, oracle.piece(t, False).hex(), oracle.piece(t, True).hex()] for t in extra],
+        "cases": [{"text": x, "s": oracle.tokenize(x, False, True), "p": oracle.tokenize(x, False, False)}
+                  for x in HARMONY_TEXTS],
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "models")
@@ -653,6 +704,7 @@ def main() -> int:
                 name = f"smollm2-vocab-pre-{pre}"
                 dump_compact(golden_for_model(name, variant, with_hf, corpus, wikitext, variant_of=base.name),
                              OUT_DIR / f"{name}.json")
+            dump_compact(harmony_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-harmony.json")
     return 0
 
 

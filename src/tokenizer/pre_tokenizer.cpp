@@ -90,11 +90,10 @@ class Scanner {
 
 char32_t ascii_lower(char32_t c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
-// 's|'t|'re|'ve|'m|'ll|'d at the scanner position; returns the match length or 0.
+// 's|'t|'re|'ve|'m|'ll|'d at code point p; returns the match length or 0.
 // Case-insensitive for the Llama 3 family ((?i:...)). No non-ASCII code point lowercases to one of
 // these ASCII letters, so ASCII folding is the whole of the case-insensitivity.
-std::size_t contraction(const Scanner& s, bool ignore_case) {
-  const std::size_t p = s.pos();
+std::size_t contraction_at(const Scanner& s, std::size_t p, bool ignore_case) {
   if (s.cp(p) != '\'' || p + 1 >= s.hi()) return 0;
   char32_t a = s.cp(p + 1);
   if (ignore_case) a = ascii_lower(a);
@@ -105,6 +104,8 @@ std::size_t contraction(const Scanner& s, bool ignore_case) {
   if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return 3;
   return 0;
 }
+
+std::size_t contraction(const Scanner& s, bool ignore_case) { return contraction_at(s, s.pos(), ignore_case); }
 
 // \s+(?!\S)|\s+ at the scanner position (the caller has ruled out every other branch).
 void whitespace_run(Scanner& s) {
@@ -117,6 +118,23 @@ void whitespace_run(Scanner& s) {
     s.emit(p + n);
   } else {
     s.emit(p + 1);  // unreachable for valid input: every code point matches some branch
+  }
+}
+
+// \s*[\r\n]+|\s+(?!\S)|\s+ at the scanner position: the whitespace run up to and including its
+// last line break, else whitespace_run.
+void whitespace_with_breaks(Scanner& s) {
+  const std::size_t p = s.pos();
+  std::size_t n = 0;
+  std::size_t after_break = 0;
+  while (s.flags(p + n) & kSpace) {
+    if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
+    ++n;
+  }
+  if (after_break != 0) {
+    s.emit(after_break);
+  } else {
+    whitespace_run(s);
   }
 }
 
@@ -179,18 +197,60 @@ void split_llama3(const DecodedText& t, Segment seg, std::size_t max_digits, Seg
       s.emit(q);
       continue;
     }
-    // \s*[\r\n]+ : the whitespace run up to and including its last line break.
-    std::size_t n = 0;
-    std::size_t after_break = 0;
-    while (s.flags(p + n) & kSpace) {
-      if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
-      ++n;
+    whitespace_with_breaks(s);
+  }
+}
+
+// llama.cpp splits this regex with std::regex over a "collapsed" text: ASCII stays itself, every
+// other code point becomes one byte standing for its class, so \p{L} is [A-Za-z] plus "a non-ASCII
+// letter" and the case tests (?=\p{L})[^a-z] / (?=\p{L})[^A-Z] hold for every non-ASCII letter.
+// The branches below are that regex's first match at each position, backtracking included.
+void split_gpt4o(const DecodedText& t, Segment seg, Segments& out) {
+  Scanner s(t, seg, out);
+  auto letter = [&](std::size_t i) { return (s.flags(i) & kLetter) != 0; };
+  auto upper = [&](std::size_t i) { return letter(i) && !(s.cp(i) >= 'a' && s.cp(i) <= 'z'); };
+  auto lower = [&](std::size_t i) { return letter(i) && !(s.cp(i) >= 'A' && s.cp(i) <= 'Z'); };
+  while (!s.done()) {
+    const std::size_t p = s.pos();
+    const char32_t c = s.cp(p);
+    const std::uint8_t f = s.flags(p);
+    // [^\r\n\p{L}\p{N}]? : a code point that can never start a letter run is taken as the prefix.
+    const std::size_t q = (c != '\r' && c != '\n' && !(f & (kLetter | kNumber))) ? p + 1 : p;
+    if (letter(q)) {
+      // Upper* Lower+ (first branch), else Upper+ Lower* (second): the upper run, then either
+      // the lower run after it, or -- the first branch backtracking -- up to the run's last code
+      // point that is lower case too, or the whole upper run.
+      std::size_t r = q;
+      while (upper(r)) ++r;
+      std::size_t end = r;
+      if (lower(r)) {
+        while (lower(end)) ++end;
+      } else {
+        for (std::size_t j = r; j > q; --j) {
+          if (lower(j - 1)) {
+            end = j;
+            break;
+          }
+        }
+      }
+      s.emit(end + contraction_at(s, end, true));
+      continue;
     }
-    if (after_break != 0) {
-      s.emit(after_break);
-    } else {
-      whitespace_run(s);
+    if (f & kNumber) {  // \p{N}{1,3}
+      std::size_t e = p;
+      while ((s.flags(e) & kNumber) && e - p < 3) ++e;
+      s.emit(e);
+      continue;
     }
+    //  ?[^\s\p{L}\p{N}]+[\r\n/]* ('/' is itself in the class, so only line breaks follow the run)
+    std::size_t o = (c == ' ' && s.other(p + 1)) ? p + 1 : p;
+    if (s.other(o)) {
+      while (s.other(o)) ++o;
+      while (s.cp(o) == '\r' || s.cp(o) == '\n' || s.cp(o) == '/') ++o;
+      s.emit(o);
+      continue;
+    }
+    whitespace_with_breaks(s);
   }
 }
 
@@ -261,14 +321,16 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (any_of(
           {"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2", "kormo", "f2llmv2", "hunyuan", "grok-2", "solar-open"}))
     return {PreTokenizerKind::kQwen2, false};
+  if (any_of({"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"})) return {PreTokenizerKind::kGpt4o, false};
   if (any_of({"smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b", "mellum2"}))
     return {PreTokenizerKind::kSmollm, false};
   if (any_of({"gpt2",        "gpt-2",       "phi-2",      "mpt",          "olmo",       "jais",           "exaone4",
               "roberta-bpe", "jina-es",     "jina-de",    "gigachat",     "jina-v2-es", "jina-v2-de",     "a.x-4.0",
               "mellum",      "modern-bert", "jina-v1-en", "jina-v2-code", "trillion",   "granite-docling"}))
     return {PreTokenizerKind::kGpt2, false};
-  throw Error("tokenizer.ggml.pre '" + std::string(pre) +
-              "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, qwen2, default and aliases)");
+  throw Error(
+      "tokenizer.ggml.pre '" + std::string(pre) +
+      "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, qwen2, gpt-4o, default and aliases)");
 }
 
 void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
@@ -291,6 +353,7 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
     case PreTokenizerKind::kQwen2:
       segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, 1, o); });
       break;
+    case PreTokenizerKind::kGpt4o: segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, o); }); break;
     case PreTokenizerKind::kDefault: {
       auto punct = [&](std::size_t i) {
         const char32_t c = t.cps[i];

@@ -16,6 +16,9 @@ enum class PreTokenizerKind {
   kLlama3,   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
              //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   kQwen2,    // kLlama3 with \p{N} one digit at a time
+  kGpt4o,    // o200k (GPT-4o, gpt-oss, Llama 4): cased words with an optional contraction, \p{N}{1,3},
+             //  ?[^\s\p{L}\p{N}]+[\r\n/]*, then kLlama3's whitespace branches; split as llama.cpp's
+             // rewrite of it does, where a non-ASCII letter counts as upper and lower case
   kDefault,  // llama.cpp's fallback: punctuation runs, kGpt2, \p{N}+, [0-9]{3}
 };
 

@@ -46,6 +46,11 @@ constexpr std::string_view kFimEndTexts[] = {
     "<|repo_name|>", "<fim-repo>", "<REPO>",    "<reponame>", "<|file_sep|>",
 };
 
+// gpt-oss's harmony markers: llama.cpp makes them user-defined whatever the file says, so they
+// are always rendered and always matched -- a reply's "<|channel|>final<|message|>" reaches the
+// caller as text, which is where the final answer is told apart from the analysis.
+constexpr std::string_view kAlwaysRenderedTexts[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+
 template <std::size_t N>
 bool in(const std::string_view (&list)[N], std::string_view s) {
   return std::find(std::begin(list), std::end(list), s) != std::end(list);
@@ -76,12 +81,29 @@ TokenAttributes derive_token_attributes(const Vocab& vocab) {
     const bool ends = in(kEndOfGenerationTexts, text) || in(kFimEndTexts, text);
     if (ends || in(kFimControlTexts, text)) a |= kAttrControl;
     if (ends) out.eog.push_back(id);
+    if (in(kAlwaysRenderedTexts, text)) a = kAttrUserDefined;
     out.attrs[i] = a;
   }
   for (TokenId id : {vocab.eos, vocab.eot})
     if (id != kNoToken) out.eog.push_back(id);
   std::sort(out.eog.begin(), out.eog.end());
   out.eog.erase(std::unique(out.eog.begin(), out.eog.end()), out.eog.end());
+  // Harmony (and Solar Open) end a message with <|end|> but a turn with <|return|> / <|call|>
+  // (<|flush|> / <|calls|>): where those exist, <|end|> is not an end of generation but a
+  // user-defined token, as llama.cpp decides it.
+  auto eog_text = [&](std::string_view t) {
+    return std::any_of(out.eog.begin(), out.eog.end(), [&](TokenId id) { return vocab.tokens[id] == t; });
+  };
+  const bool has_call = eog_text("<|call|>") || eog_text("<|calls|>");
+  if ((eog_text("<|return|>") && has_call) || (has_call && eog_text("<|flush|>"))) {
+    for (auto it = out.eog.begin(); it != out.eog.end(); ++it) {
+      if (vocab.tokens[*it] == "<|end|>") {
+        out.attrs[static_cast<std::size_t>(*it)] = kAttrUserDefined;
+        out.eog.erase(it);
+        break;
+      }
+    }
+  }
   return out;
 }
 

@@ -134,6 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
                                            GoldenModel{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
                                            GoldenModel{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
                                            GoldenModel{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                                           GoldenModel{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
                                            GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;

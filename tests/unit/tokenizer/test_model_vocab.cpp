@@ -187,5 +187,42 @@ TEST(VocabFromGguf, MinimalSentencePieceVocabularyLoads) {
   EXPECT_THROW(tok.tokenize("b"), Error);
 }
 
+// gpt-oss's harmony markers, appended to SmolLM2's vocabulary as control tokens under gpt-oss's
+// pre-tokenizer (scripts/gen_golden_tokenizer.py builds the same vocabulary for llama.cpp): which
+// tokens end generation, which render, and how harmony text tokenizes, all as llama.cpp decides.
+TEST(ModelTokenizer, HarmonyMarkersAsLlamaCppTreatsThem) {
+  WISP_REQUIRE_MODEL(kSmolLm2File);
+  const nlohmann::json g = read_json(golden_path("smollm2-vocab-harmony.json"));
+  ASSERT_EQ(g["model_file"], kSmolLm2File);
+  Vocab v = vocab_from_gguf(GgufFile::open(model_path(kSmolLm2File)));
+  v.pre = g["tokenizer_pre"];
+  for (const auto& t : g["appended_control_tokens"]) {
+    v.tokens.push_back(t.get<std::string>());
+    v.types.push_back(TokenType::kControl);
+  }
+  const Tokenizer tok(std::move(v));
+  ASSERT_EQ(tok.n_vocab(), g["n_vocab"].get<std::size_t>());
+  std::vector<TokenId> eog;
+  std::size_t n_control = 0;
+  for (std::size_t id = 0; id < tok.n_vocab(); ++id) {
+    if (tok.is_eog(static_cast<TokenId>(id))) eog.push_back(static_cast<TokenId>(id));
+    n_control += tok.is_control(static_cast<TokenId>(id));
+  }
+  EXPECT_EQ(eog, g["eog"].get<std::vector<TokenId>>()) << "<|end|> must not end generation beside <|return|>";
+  EXPECT_EQ(n_control, g["n_control"].get<std::size_t>());
+  for (const auto& p : g["pieces"]) {
+    const auto id = p[0].get<TokenId>();
+    EXPECT_EQ(tok.token_to_piece(id, false), from_hex(p[1].get<std::string>())) << id;
+    EXPECT_EQ(tok.token_to_piece(id, true), from_hex(p[2].get<std::string>())) << id;
+  }
+  for (const auto& c : g["cases"]) {
+    const std::string text = c["text"];
+    EXPECT_EQ(tok.tokenize(text, {.add_special = false, .parse_special = true}), c["s"].get<std::vector<TokenId>>())
+        << escaped(text);
+    EXPECT_EQ(tok.tokenize(text, {.add_special = false, .parse_special = false}), c["p"].get<std::vector<TokenId>>())
+        << escaped(text);
+  }
+}
+
 }  // namespace
 }  // namespace wisp::test

@@ -46,11 +46,10 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
   for (const Name& n : names) by_name[n.name] = &n;
 
   // The name each scanner was written after: its regex is the one the scanner implements.
-  const std::map<PreTokenizerKind, std::string> anchor = {{PreTokenizerKind::kLlama3, "llama3"},
-                                                          {PreTokenizerKind::kQwen2, "qwen2"},
-                                                          {PreTokenizerKind::kGpt2, "gpt-2"},
-                                                          {PreTokenizerKind::kSmollm, "smollm"},
-                                                          {PreTokenizerKind::kDefault, "default"}};
+  const std::map<PreTokenizerKind, std::string> anchor = {
+      {PreTokenizerKind::kLlama3, "llama3"}, {PreTokenizerKind::kQwen2, "qwen2"},
+      {PreTokenizerKind::kGpt2, "gpt-2"},    {PreTokenizerKind::kSmollm, "smollm"},
+      {PreTokenizerKind::kGpt4o, "gpt-4o"},  {PreTokenizerKind::kDefault, "default"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

@@ -55,6 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Models, WikiText,
                                            WikiCase{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
                                            WikiCase{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
                                            WikiCase{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                                           WikiCase{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
                                            WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
