@@ -64,6 +64,8 @@ TEMPLATES = {
     "glm-4.6": ("glm-4.6.jinja", "zai-org/GLM-4.6", "", "<|endoftext|>"),
     "zephyr": ("zephyr-tinyllama-chat.jinja", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "<s>", "</s>"),
     "phi3.5": ("phi3.5-mini-instruct.jinja", "microsoft/Phi-3.5-mini-instruct", "<s>", "<|endoftext|>"),
+    "gpt-oss": ("gpt-oss.jinja", "openai/gpt-oss-120b (harmony; llama.cpp's models/templates/openai-gpt-oss-120b.jinja)",
+                "<|startoftext|>", "<|return|>"),
     "hermes2-pro": ("hermes2-pro-tool-use.jinja", "NousResearch/Hermes-2-Pro-Llama-3-8B (tool_use)",
                     "<|begin_of_text|>", "<|im_end|>"),
 }
@@ -250,6 +252,19 @@ def scenario_cases():
     add("system_role", "mistral", [msg("user", "a"), msg("system", "b")])
     add("bad_alternation", "mistral-nemo", [msg("system", SYSTEM), msg("assistant", "a")])
     add("tool_role", "mistral-nemo", [msg("user", "a"), msg("assistant", "b"), msg("developer", "c")])
+    # gpt-oss (harmony): the system block with the clock and reasoning effort, tools as a TypeScript
+    # namespace, one tool call per assistant message, analysis ("thinking") kept only where it must be.
+    one_call_thinking = [dict(m) for m in ONE_CALL_CONVERSATION]
+    one_call_thinking[2]["thinking"] = "I should look the weather up."
+    add("tools", "gpt-oss", ONE_CALL_CONVERSATION, tools=TOOLS)
+    add("tool_call_thinking", "gpt-oss", one_call_thinking[:4], tools=TOOLS)
+    add("tool_call_thinking_answered", "gpt-oss", one_call_thinking, tools=TOOLS)
+    add("reasoning_effort", "gpt-oss", [msg("system", SYSTEM), msg("user", "Hi")], reasoning_effort="high",
+        model_identity="You are wisp's test model.")
+    add("builtin_tools", "gpt-oss", [msg("user", "Look it up")], builtin_tools=["browser", "python"])
+    add("thinking_last_turn", "gpt-oss", [msg("user", "2+2?"), msg("assistant", "4", thinking="two and two")], False)
+    add("channel_in_content", "gpt-oss", [msg("user", "x"), msg("assistant", "<|channel|>final<|message|>y")])
+    add("tool_without_call", "gpt-oss", [msg("user", "x"), {"role": "tool", "content": "1"}])
     add("no_messages", "smollm2", [])
     add("no_messages", "gemma3", [])
     add("none_content", "chatml", [msg("user", None)])
