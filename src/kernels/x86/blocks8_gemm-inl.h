@@ -85,15 +85,27 @@ inline void pack_q4(const Block* const (&rows)[8], std::int64_t b, __m256i* out)
   }
 }
 
-// The 8-bit codes of block b of 8 rows: two transposes of 4 dwords (the block's halves).
+// Whether the block sums use VNNI's vpdpbusd (unsigned bytes times signed bytes, four products
+// added into each int32 lane, exact: no saturation) instead of maddubs and int16 adds.
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+constexpr bool kGemm8Vnni = true;
+#else
+constexpr bool kGemm8Vnni = false;
+#endif
+
+// The 8-bit codes of block b of 8 rows: two transposes of 4 dwords (the block's halves). With
+// VNNI the signed codes are stored offset by 128 (x ^ 0x80 = x + 128 as an unsigned byte), the
+// unsigned operand vpdpbusd needs; the offset leaves through the activation sums as Q4_0's does:
+// sum((x + 128) a) - 128 sum(a) = sum(x a).
 inline void pack_q8(const BlockQ8_0* const (&rows)[8], std::int64_t b, __m256i* out) {
+  const __m256i flip = _mm256_set1_epi8(kGemm8Vnni ? static_cast<char>(0x80) : 0);
   for (int h = 0; h < 2; ++h) {
     __m256i v[4];
     transpose4(pair16(rows[0][b].qs + 16 * h, rows[4][b].qs + 16 * h),
                pair16(rows[1][b].qs + 16 * h, rows[5][b].qs + 16 * h),
                pair16(rows[2][b].qs + 16 * h, rows[6][b].qs + 16 * h),
                pair16(rows[3][b].qs + 16 * h, rows[7][b].qs + 16 * h), v);
-    for (int i = 0; i < 4; ++i) _mm256_store_si256(out + 4 * h + i, v[i]);
+    for (int i = 0; i < 4; ++i) _mm256_store_si256(out + 4 * h + i, _mm256_xor_si256(v[i], flip));
   }
 }
 
@@ -113,8 +125,24 @@ enum class Gemm8Kind { kQ4_0, kQ4_1, kQ8_0 };
 // 4-bit: maddubs pairs (<= 2 * 15 * 127) added in int16 over the block's 8 dwords (16 products,
 // <= 30480 < 2^15: the bound of blocks8's tree), then one madd to int32. 8-bit: |w| times a with
 // w's sign (pairs <= 2 * 128 * 127), to int32 per dword.
+// With VNNI: one vpdpbusd per dword of the block and token (the stored codes are unsigned for
+// every type, Q8_0's offset by 128), two chains per token (even and odd dwords) for latency; the
+// products are exact in int32 whatever the grouping.
 template <Gemm8Kind K, int T>
 inline void block_sums(const __m256i* codes, const std::int8_t* const (&a)[T], __m256i (&isum)[T]) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  __m256i s0[T], s1[T];
+  for (int t = 0; t < T; ++t) s0[t] = s1[t] = _mm256_setzero_si256();
+  for (int c = 0; c < 8; c += 2) {
+    const __m256i w0 = _mm256_load_si256(codes + c), w1 = _mm256_load_si256(codes + c + 1);
+    for (int t = 0; t < T; ++t) {
+      s0[t] = _mm256_dpbusd_epi32(s0[t], w0, bcast4(a[t] + 4 * c));
+      s1[t] = _mm256_dpbusd_epi32(s1[t], w1, bcast4(a[t] + 4 * c + 4));
+    }
+  }
+  for (int t = 0; t < T; ++t) isum[t] = _mm256_add_epi32(s0[t], s1[t]);
+  return;
+#endif
   const __m256i ones = _mm256_set1_epi16(1);
   if constexpr (K == Gemm8Kind::kQ8_0) {
     for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
@@ -161,9 +189,12 @@ inline void gemm8_tokens(const Gemm8Tile& tile, std::int64_t nb, const Q8_0Split
       block_sums<K, T>(tile.codes + 8 * b, a, isum);
       const __m256 xd = _mm256_load_ps(tile.d + 8 * b);
       for (int t = 0; t < T; ++t) {
-        // Q4_0's offset 8 through the activation sums, as in blocks8: sum((q - 8) a) = sum(q a) - 8 sum(a).
+        // Q4_0's offset 8 through the activation sums, as in blocks8: sum((q - 8) a) = sum(q a) - 8 sum(a);
+        // with VNNI Q8_0's 128 (pack_q8) the same way.
         if constexpr (K == Gemm8Kind::kQ4_0)
           isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_set1_epi32(y[t].sum[b]), 3));
+        if constexpr (K == Gemm8Kind::kQ8_0 && kGemm8Vnni)
+          isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_set1_epi32(y[t].sum[b]), 7));
         f[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(xd, _mm256_set1_ps(y[t].d[b])), f[t]);
       }
       if constexpr (kMin) {

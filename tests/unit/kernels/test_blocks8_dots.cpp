@@ -21,6 +21,7 @@
 #include "formats/half.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
+#include "kernels/multi_dots.h"
 #include "random_blocks.h"
 
 namespace wisp {
@@ -118,6 +119,65 @@ TEST_P(Blocks8Isa, EqualsItsScalarFormBitForBit) {
           const float want = scalar_form(type)(w.data(), a.data(), n);
           ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
               << block_type(type).name << " " << isa_name(isa) << " n=" << n << ": " << got << " vs " << want;
+        }
+      }
+    }
+  }
+}
+
+// The prefill GEMM of each ISA (MultiDot::gemm8) against that ISA's own one-token kernel, the one
+// the matmul calls for decode: every output bit-identical (batch invariance), for chunks of 8 and
+// fewer rows, token counts in and beside the GEMM's groups, rows of one block to a group plus a
+// tail, weights with edge scales, all-0x00/0x80/0xff codes (Q8_0: 0x80 is -128, the code the VNNI
+// path's offset of 128 maps to 0) and activations at the integer bounds (all +-127).
+TEST_P(Blocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::size_t n_multi = 0;
+  const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
+  std::mt19937 rng(321);
+  for (GgmlType type : kTypes) {
+    const auto id = static_cast<std::uint32_t>(type);
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
+    ASSERT_NE(k, nullptr);
+    const kernels::MultiDot* m = nullptr;
+    for (std::size_t e = 0; e < n_multi; ++e) {
+      if (multi[e].weight_type == id && multi[e].slot == kernels::DotSlot::kInvariant) m = &multi[e];
+    }
+    ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
+    for (std::int64_t blocks : {1, 8, 9, 17, 64}) {
+      const std::int64_t n = blocks * 32;
+      const std::size_t row_bytes = block_type(type).row_bytes(n);
+      std::vector<std::uint8_t> w;
+      for (const auto& r : test::adversarial_weights(type, n, rng)) w.insert(w.end(), r.begin(), r.end());
+      auto r80 = test::random_matrix(type, 1, n, rng);
+      test::fill_codes(type, r80, 0x80);
+      w.insert(w.end(), r80.begin(), r80.end());
+      const auto more = test::random_matrix(type, 2, n, rng);
+      w.insert(w.end(), more.begin(), more.end());  // 9 rows
+      const std::int64_t n_rows = static_cast<std::int64_t>(w.size() / row_bytes);
+      std::vector<std::uint8_t> a;
+      for (const auto& r : split_rows(n, rng)) a.insert(a.end(), r.begin(), r.end());
+      for (const auto& r : split_rows(n, rng)) a.insert(a.end(), r.begin(), r.end());
+      const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
+      const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 12 tokens
+      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n));
+      for (std::int64_t first = 0; first < n_rows; first += 8) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(8, n_rows - first));
+        for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{4}, std::int64_t{1}}) {
+          std::vector<float> y(static_cast<std::size_t>(n_tok * 8));
+          m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
+                   n, y.data(), 8, scratch.data());
+          for (std::int64_t t = 0; t < n_tok; ++t) {
+            for (int r = 0; r < rows; ++r) {
+              const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
+                                                  a.data() + a_stride * static_cast<std::size_t>(t), n);
+              const float got = y[static_cast<std::size_t>(t * 8 + r)];
+              ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
+                  << block_type(type).name << " " << isa_name(isa) << " n=" << n << " row " << first + r << " token "
+                  << t << " of " << n_tok << ": " << got << " vs " << want;
+            }
+          }
         }
       }
     }
