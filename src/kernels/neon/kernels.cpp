@@ -2,8 +2,11 @@
 // this folder compiled without the dot-product extension, exported as this build's kernel bundle (kernel_set.h).
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
+#include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
 #include "kernels/neon/legacy_dots-inl.h"
+#include "kernels/neon/nonlinear_dots-inl.h"
+#include "kernels/neon/ternary_dots-inl.h"
 
 #if defined(__ARM_FEATURE_DOTPROD)
 #error "kernels.cpp is the fallback for CPUs without SDOT: build it without +dotprod"

@@ -3,8 +3,11 @@
 // CMakeLists.txt) and chosen at run time only where HWCAP_ASIMDDP says the CPU has it.
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
+#include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
 #include "kernels/neon/legacy_dots-inl.h"
+#include "kernels/neon/nonlinear_dots-inl.h"
+#include "kernels/neon/ternary_dots-inl.h"
 
 #if !defined(__ARM_FEATURE_DOTPROD)
 #error "kernels_dotprod.cpp needs the dot-product extension: compile it with -march=armv8.2-a+dotprod"

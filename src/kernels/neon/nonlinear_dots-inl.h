@@ -1,0 +1,142 @@
+// NEON dots of the 4-bit codebook types (IQ4_NL, IQ4_XS, MXFP4) in exactly the float orders of
+// their scalar references (dot_nonlinear.cpp, where the orders are described): the codes go through
+// the 16-entry codebook with one table lookup (TBL), the integer lanes of 4 consecutive products
+// come from dot4 (SDOT where the build has it), and every float step is the reference's.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "formats/block_layouts.h"
+#include "kernels/act_quant.h"
+#include "kernels/neon/simd-inl.h"
+
+namespace wisp::kernels::neon {
+namespace {
+
+// The 32-value codebook types (IQ4_NL: a half scale, MXFP4: an E8M0 exponent) share the loops.
+inline float block_scale(const BlockIQ4_NL& x) { return h2f(x.d); }
+// 2^(e - 128) as the reference computes it (subnormal for e < 2); local, so no inline copy built
+// with this file's flags is shared with other translation units.
+inline float block_scale(const BlockMXFP4& x) {
+  const std::uint32_t bits = x.e < 2 ? 0x00200000u << x.e : static_cast<std::uint32_t>(x.e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
+template <typename Block>
+inline int8x16_t codebook() {
+  return vld1q_s8(std::is_same_v<Block, BlockMXFP4> ? kMxfp4Values : kIq4NlValues);
+}
+
+// The 32 codebook values of a nibble block (elements 0-15 in lo, 16-31 in hi).
+inline Codes32 lut_values(const std::uint8_t* qs, int8x16_t lut) {
+  const Codes32 c = unpack_nibbles(qs);
+  return {vqtbl1q_s8(lut, vreinterpretq_u8_s8(c.lo)), vqtbl1q_s8(lut, vreinterpretq_u8_s8(c.hi))};
+}
+
+inline int block_sum(Codes32 v, const std::int8_t* a) {
+  return vaddvq_s32(dot4(dot4(v.lo, vld1q_s8(a)), v.hi, vld1q_s8(a + 16)));
+}
+
+template <typename Block>
+float pairs_dot(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const int8x16_t lut = codebook<Block>();
+  const std::int64_t nb = n / kQK;
+  Acc8 acc[2];
+  std::int64_t b = 0;
+  for (; b + 1 < nb; b += 2) {
+    for (int k = 0; k < 2; ++k) {
+      const Codes32 v = lut_values(x[b + k].qs, lut);
+      const std::int8_t* q = y[b + k].qs;
+      acc[k].fma(h2f(y[b + k].d) * block_scale(x[b + k]), dot4(v.lo, vld1q_s8(q)), dot4(v.hi, vld1q_s8(q + 16)));
+    }
+  }
+  Acc8 folded;
+  folded.lo = vaddq_f32(acc[0].lo, acc[1].lo);
+  folded.hi = vaddq_f32(acc[0].hi, acc[1].hi);
+  float sum = hsum8(folded);
+  for (; b < nb; ++b) {
+    const int s = block_sum(lut_values(x[b].qs, lut), y[b].qs);
+    sum = __builtin_fmaf(h2f(y[b].d) * block_scale(x[b]), static_cast<float>(s), sum);
+  }
+  return sum;
+}
+
+template <typename Block>
+float repacked_dot(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const Block*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const int8x16_t lut = codebook<Block>();
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const int s = block_sum(lut_values(x[b].qs, lut), y[b].qs);
+    acc = __builtin_fmaf(static_cast<float>(s), block_scale(x[b]) * h2f(y[b].d), acc);
+  }
+  return acc;
+}
+
+float dot_iq4_nl(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockIQ4_NL>(w, a, n); }
+float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
+  return repacked_dot<BlockIQ4_NL>(w, a, n);
+}
+float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
+float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
+
+float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_NL*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const int8x16_t lut = codebook<BlockIQ4_NL>();
+  Acc8 acc;
+  for (std::int64_t b = 0; b < n / kQK; ++b) {
+    const Codes32 v = lut_values(x[b].qs, lut);
+    acc.fma(h2f(x[b].d) * h2f(y[b].d), dot4(v.lo, vld1q_s8(y[b].qs)), dot4(v.hi, vld1q_s8(y[b].qs + 16)));
+  }
+  return hsum8(acc);
+}
+
+// IQ4_XS: the 8 lanes of one super-block (lo: lanes 0-3, hi: 4-7), each sub-block's 4-value sums
+// times its scale.
+struct XsLanes {
+  int32x4_t lo, hi;
+};
+
+inline XsLanes iq4_xs_lanes(const BlockIQ4_XS& x, const std::int8_t* a, int8x16_t lut) {
+  XsLanes l{vdupq_n_s32(0), vdupq_n_s32(0)};
+  for (int s = 0; s < 8; ++s) {
+    const int sc = (((x.scales_l[s / 2] >> (4 * (s % 2))) & 0x0f) | (((x.scales_h >> (2 * s)) & 3) << 4)) - 32;
+    const Codes32 v = lut_values(x.qs + 16 * s, lut);
+    l.lo = vmlaq_n_s32(l.lo, dot4(v.lo, vld1q_s8(a + 32 * s)), sc);
+    l.hi = vmlaq_n_s32(l.hi, dot4(v.hi, vld1q_s8(a + 32 * s + 16)), sc);
+  }
+  return l;
+}
+
+float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_XS*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const int8x16_t lut = codebook<BlockIQ4_NL>();
+  Acc8 acc;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const XsLanes l = iq4_xs_lanes(x[b], y[b].qs, lut);
+    acc.fma(h2f(x[b].d) * y[b].d, l.lo, l.hi);
+  }
+  return hsum8(acc);
+}
+
+float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockIQ4_XS*>(w);
+  const auto* y = static_cast<const BlockQ8_K*>(a);
+  const int8x16_t lut = codebook<BlockIQ4_NL>();
+  float acc = 0.0f;
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    const XsLanes l = iq4_xs_lanes(x[b], y[b].qs, lut);
+    const int s = vaddvq_s32(vaddq_s32(l.lo, l.hi));
+    acc = __builtin_fmaf(h2f(x[b].d) * static_cast<float>(s), y[b].d, acc);
+  }
+  return acc;
+}
+
+}  // namespace
+}  // namespace wisp::kernels::neon
