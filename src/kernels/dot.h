@@ -111,6 +111,16 @@ float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n);
 float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n);
+// wisp's own order for the K-quants (dot_kquant_super8.cpp), the scalar form of their x86
+// dot_invariant kernels: activations in ActFormat::kQ8_K; per super-block b the exact integers
+// S_b (scaled code dots) and M_b (minimums times activation sums), lane k = b % 8 takes
+// acc[k] = fma(float(S_b), d_x * d_y, acc[k]), macc[k] = fma(float(M_b), dmin_x * d_y, macc[k]),
+// folded as hsum8(acc - macc).
+float dot_q2_k_super8(const void* w, const void* a, std::int64_t n);
+float dot_q3_k_super8(const void* w, const void* a, std::int64_t n);
+float dot_q4_k_super8(const void* w, const void* a, std::int64_t n);
+float dot_q5_k_super8(const void* w, const void* a, std::int64_t n);
+float dot_q6_k_super8(const void* w, const void* a, std::int64_t n);
 // ggml's tiled K-quant GEMM (batches of 8+ tokens).
 float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);

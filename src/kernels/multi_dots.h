@@ -31,10 +31,12 @@ using DotTile4x4Fn = void (*)(const void* w, std::size_t w_stride, const void* a
 // t < n_tok: a chunk of up to 8 weight rows against a whole batch, the rows in vector lanes and
 // their blocks unpacked once for every token (x86/blocks8_gemm-inl.h). `scratch` holds
 // gemm8_scratch_bytes(n) bytes (any alignment): the unpacked tile of the rows, not a copy kept.
+// Per 32 values at most 384 bytes: the blocks8 types' 8 rows x 32 code bytes, 8 scales and 8
+// minimums as floats (320), or a K-quant super-block's share of its tile (kquant_super8_gemm-inl.h:
+// 2880 bytes per 256 values); plus alignment.
 using DotGemm8Fn = void (*)(const void* w, std::size_t w_stride, int n_rows, const void* a, std::size_t a_stride,
                             std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride, void* scratch);
-// Per 32-value block: 8 rows x 32 code bytes, 8 scales and 8 minimums as floats; plus alignment.
-constexpr std::size_t gemm8_scratch_bytes(std::int64_t n) { return static_cast<std::size_t>(n / 32) * 320 + 32; }
+constexpr std::size_t gemm8_scratch_bytes(std::int64_t n) { return static_cast<std::size_t>(n / 32) * 384 + 32; }
 
 struct MultiDot {
   std::uint32_t weight_type = 0;

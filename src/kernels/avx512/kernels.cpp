@@ -6,6 +6,7 @@
 #include "kernels/x86/float_dots-inl.h"
 #include "kernels/x86/grid_dots-inl.h"
 #include "kernels/x86/kquant_dots-inl.h"
+#include "kernels/x86/kquant_super8_dots-inl.h"
 #include "kernels/x86/legacy_dots-inl.h"
 #include "kernels/x86/nonlinear_dots-inl.h"
 #include "kernels/x86/ternary_dots-inl.h"

@@ -36,6 +36,22 @@ kernels::DotFn slot_fn(const kernels::DotKernel& k, kernels::DotSlot s) {
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+// wisp's own order has no entry in the scalar table (the scalar path runs llama.cpp's order): the
+// scalar form of a type's dot_invariant, and its activation format.
+kernels::DotFn invariant_scalar_form(GgmlType t) {
+  switch (t) {
+    case GgmlType::kQ4_0: return kernels::scalar::dot_q4_0_blocks8;
+    case GgmlType::kQ4_1: return kernels::scalar::dot_q4_1_blocks8;
+    case GgmlType::kQ8_0: return kernels::scalar::dot_q8_0_blocks8;
+    case GgmlType::kQ4_K: return kernels::scalar::dot_q4_k_super8;
+    case GgmlType::kQ6_K: return kernels::scalar::dot_q6_k_super8;
+    default: return nullptr;
+  }
+}
+kernels::ActFormat invariant_act(GgmlType t) {
+  return block_type(t).block_elems == kQK_K ? kernels::ActFormat::kQ8_K : kernels::ActFormat::kQ8_0Split;
+}
+
 // Random WQ blocks with sane headers: a moderate f16 scale, a zero-point within the code range,
 // the reserved byte 0 (random scale bytes would make infinities and NaNs).
 void fix_wq_headers(std::uint32_t id, std::vector<std::uint8_t>& bytes, std::mt19937& rng) {
@@ -108,22 +124,14 @@ TEST(MultiDots, EveryVariantEqualsTheScalarReferenceBitForBit) {
       const kernels::MultiDot& m = entries[e];
       const kernels::DotKernel* ref = kernels::find_scalar_dot_kernel(m.weight_type);
       ASSERT_NE(ref, nullptr);
-      // wisp's own order has no entry in the scalar table (the scalar path runs llama.cpp's
-      // order); its scalar form is its own function.
       kernels::DotFn single = slot_fn(*ref, m.slot);
-      if (m.slot == kernels::DotSlot::kInvariant) {
-        const auto t = static_cast<GgmlType>(m.weight_type);
-        single = t == GgmlType::kQ4_0   ? kernels::scalar::dot_q4_0_blocks8
-                 : t == GgmlType::kQ4_1 ? kernels::scalar::dot_q4_1_blocks8
-                 : t == GgmlType::kQ8_0 ? kernels::scalar::dot_q8_0_blocks8
-                                        : nullptr;
-      }
+      if (m.slot == kernels::DotSlot::kInvariant) single = invariant_scalar_form(static_cast<GgmlType>(m.weight_type));
       ASSERT_NE(single, nullptr) << "a variant for an empty slot";
       const auto type = static_cast<GgmlType>(m.weight_type);
       const BlockTypeInfo& info = block_type(type);
       std::mt19937 rng(1234 + static_cast<unsigned>(e));
       // The activation format of the slot: wisp's own order has its own (act_invariant).
-      const kernels::ActFormat act = m.slot == kernels::DotSlot::kInvariant ? kernels::ActFormat::kQ8_0Split : ref->act;
+      const kernels::ActFormat act = m.slot == kernels::DotSlot::kInvariant ? invariant_act(type) : ref->act;
       const std::int64_t blk = std::max<std::int64_t>(kernels::act_block_elems(act), info.block_elems);
       for (std::int64_t n : {blk, 2 * blk, 18 * blk, 65 * blk}) {
         for (int adversarial = 0; adversarial < 2; ++adversarial) {
@@ -192,24 +200,26 @@ TEST(MultiDots, Gemm8EqualsTheOneTokenKernelBitForBit) {
     for (std::size_t e = 0; e < n_entries; ++e) {
       const kernels::MultiDot& m = entries[e];
       if (m.gemm8 == nullptr) continue;
-      ASSERT_EQ(m.slot, kernels::DotSlot::kInvariant) << "a GEMM is only written for wisp's blocks8 order";
+      ASSERT_EQ(m.slot, kernels::DotSlot::kInvariant) << "a GEMM is only written for wisp's own orders";
       const auto type = static_cast<GgmlType>(m.weight_type);
-      const kernels::DotFn single = type == GgmlType::kQ4_0   ? kernels::scalar::dot_q4_0_blocks8
-                                    : type == GgmlType::kQ4_1 ? kernels::scalar::dot_q4_1_blocks8
-                                    : type == GgmlType::kQ8_0 ? kernels::scalar::dot_q8_0_blocks8
-                                                              : nullptr;
+      const kernels::DotFn single = invariant_scalar_form(type);
       ASSERT_NE(single, nullptr) << block_type(type).name;
       const BlockTypeInfo& info = block_type(type);
+      const kernels::ActFormat act = invariant_act(type);
       std::mt19937 rng(77 + static_cast<unsigned>(e));
-      for (std::int64_t n : {32, 64, 96, 256, 288, 576, 2048, 8192}) {
+      // 32-value types: one block, whole groups of 8, groups plus a tail; K-quants: the same in
+      // 256-value super-blocks (1, 3, 8, 9, 17, 32 of them).
+      const bool k_quant = info.block_elems == kQK_K;
+      for (std::int64_t n : k_quant ? std::vector<std::int64_t>{256, 768, 2048, 2304, 4352, 8192}
+                                    : std::vector<std::int64_t>{32, 64, 96, 256, 288, 576, 2048, 8192}) {
         // 8 rows: 4 random, then the 4 adversarial ones (edge scales, all-0x00 and all-0xff codes).
         auto w = test::random_matrix(type, 4, n, rng);
         const auto adv = adversarial_rows(m.weight_type, n, rng);
         w.insert(w.end(), adv.begin(), adv.end());
         const std::size_t w_stride = info.row_bytes(n);
         constexpr std::int64_t kTok = 9;
-        const auto a = activations(kernels::ActFormat::kQ8_0Split, kTok, n, rng);
-        const std::size_t a_stride = kernels::act_row_bytes(kernels::ActFormat::kQ8_0Split, n);
+        const auto a = activations(act, kTok, n, rng);
+        const std::size_t a_stride = kernels::act_row_bytes(act, n);
         float want[kTok][8];
         for (std::int64_t t = 0; t < kTok; ++t) {
           for (int r = 0; r < 8; ++r) want[t][r] = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
