@@ -12,8 +12,9 @@
 //
 // Why 8 lanes: AVX2 has 16 ymm registers, and a 4 x 3 tile of 8-lane accumulators (12 registers,
 // three activation vectors, one widened weight vector) does 12 FMAs per 4 weight loads and 3
-// activation loads; a 16-lane order (ggml's) would halve the outputs per tile. AVX-512 builds run
-// the same 256-bit code (wider vectors would be another order).
+// activation loads; a 16-lane order (ggml's) would halve the outputs per tile. AVX-512 builds keep
+// the order and put two outputs in each zmm (float_gemm512-inl.h) from kPackedMinTokens tokens on;
+// fewer tokens and the one-token kernel run this 256-bit code.
 #pragma once
 
 #include <immintrin.h>

@@ -89,8 +89,10 @@ TEST_P(FloatLanes8Isa, EqualsItsScalarFormBitForBit) {
   }
 }
 
-// The GEMM over every tile remainder: rows 1 .. 19 and 37 (tiles of 4, and of 8 for one token),
-// tokens 1 .. 7 and 13 (tiles of 3), rows of 5, 64 and 203 values, with padded strides.
+// The GEMM over every tile remainder: rows 1 .. 19 and 37 (tiles of 4, and of 8 for one token;
+// AVX-512: pairs of rows, 4 pairs per tile, an odd row's partner zero), tokens 1 .. 7, 9 and 13
+// (tiles of 3; AVX-512: of 5 from 4 tokens on), rows of 5, 64 and 203 values (a tail of the 8
+// columns per step), with padded strides.
 TEST_P(FloatLanes8Isa, TiledGemmEqualsTheOneTokenKernelBitForBit) {
   const Isa isa = GetParam();
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
@@ -113,7 +115,7 @@ TEST_P(FloatLanes8Isa, TiledGemmEqualsTheOneTokenKernelBitForBit) {
       const std::size_t a_stride = static_cast<std::size_t>(n) + 3;
       std::vector<float> a(a_stride * max_tok);
       for (auto& v : a) v = normal(rng);
-      std::vector<std::int64_t> row_counts, tok_counts{1, 2, 3, 4, 5, 6, 7, 13};
+      std::vector<std::int64_t> row_counts, tok_counts{1, 2, 3, 4, 5, 6, 7, 9, 13};
       for (std::int64_t r = 1; r <= 19; ++r) row_counts.push_back(r);
       row_counts.push_back(37);
       for (std::int64_t rows : row_counts) {
