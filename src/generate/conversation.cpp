@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "chat/harmony_reply.h"
 #include "wisp/error.h"
 
 namespace wisp {
@@ -90,8 +91,20 @@ ChatReply Conversation::reply(const std::string& user_text, Sampler& sampler, co
 
   out.reused_tokens = sync_session(full);
   std::span<const TokenId> fresh(full.data() + out.reused_tokens, full.size() - out.reused_tokens);
+  // A harmony (gpt-oss) reply: the caller sees, and the history keeps, the final channel only.
+  std::optional<HarmonyFinalFilter> harmony;
+  std::string final_text;
+  GenerationOptions opts = options;
+  if (tokenizer_.find_token("<|channel|>") != kNoToken && tokenizer_.find_token("<|message|>") != kNoToken) {
+    harmony.emplace();
+    opts.on_text = [&](std::string_view s) {
+      const std::string shown = harmony->push(s);
+      final_text += shown;
+      return shown.empty() || !options.on_text || options.on_text(shown);
+    };
+  }
   try {
-    out.generation = generate(session_, tokenizer_, sampler, fresh, options);
+    out.generation = generate(session_, tokenizer_, sampler, fresh, opts);
   } catch (...) {
     // The session may hold part of the prompt; forget what we cannot vouch for.
     session_.truncate(0);
@@ -102,7 +115,13 @@ ChatReply Conversation::reply(const std::string& user_text, Sampler& sampler, co
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   const auto& gen = out.generation.tokens;
   if (!gen.empty()) cached_.insert(cached_.end(), gen.begin(), gen.end() - 1);  // the last was not evaluated
-  messages_.push_back({"assistant", out.generation.text});
+  std::string answer = out.generation.text;
+  if (harmony) {
+    const std::string rest = harmony->finish();
+    if (!rest.empty() && options.on_text) options.on_text(rest);
+    answer = final_text + rest;
+  }
+  messages_.push_back({"assistant", answer});
   return out;
 }
 

@@ -26,6 +26,7 @@
 #include "serve/draft_setup.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
+#include "chat/harmony_reply.h"
 #include "tokenizer/tokenizer.h"
 #include "wisp/engine.h"
 #include "wisp/error.h"
@@ -74,6 +75,8 @@ struct Job {
   // Timing, touched only by the scheduler thread (in the callbacks).
   Clock::time_point arrival = Clock::now();
   std::vector<std::optional<Clock::time_point>> last_token;
+  // Chat answers of a harmony (gpt-oss) model: the final channel only, per choice.
+  std::vector<std::optional<HarmonyFinalFilter>> harmony;
 };
 
 // What the handler thread accumulates per choice.
@@ -125,6 +128,7 @@ struct Server::Impl {
   // Set once by load(); read by handlers after `ready` (acquire).
   std::shared_ptr<const Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
+  bool harmony_channels = false;  // the vocabulary has gpt-oss's channel markers
   std::unique_ptr<ChatTemplate> chat_template;
   std::string template_note;
   std::shared_ptr<Engine> engine;
@@ -213,6 +217,10 @@ struct Server::Impl {
     Event e;
     e.choice = choice;
     e.text = std::string(ev.text);
+    if (auto& h = job->harmony[choice]) {
+      e.text = h->push(ev.text);
+      if (ev.finished) e.text += h->finish();
+    }
     e.finished = ev.finished;
     e.reason = ev.reason;
     e.n_prompt = ev.n_prompt;
@@ -275,6 +283,9 @@ struct Server::Impl {
     auto job = std::make_shared<Job>();
     job->n_choices = k;
     job->last_token.assign(k, std::nullopt);
+    job->harmony.resize(k);
+    if (spec.endpoint == Endpoint::kChat && harmony_channels)
+      for (auto& h : job->harmony) h.emplace();
     std::size_t submitted = 0;
     try {
       std::lock_guard jl(job->mu);  // events wait until every id is recorded
@@ -681,6 +692,7 @@ void Server::load() {
   const GgufFile& file = detail::model_state(*s.model).file;
   s.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
   const Tokenizer& tok = *s.tokenizer;
+  s.harmony_channels = tok.find_token("<|channel|>") != kNoToken && tok.find_token("<|message|>") != kNoToken;
   auto has_token = [&](std::string_view t) { return tok.find_token(t) != kNoToken; };
   ChatTemplateChoice choice =
       choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(), has_token);
