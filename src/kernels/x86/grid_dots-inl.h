@@ -67,13 +67,57 @@ inline int row4(const std::uint8_t* row) {
   return v;
 }
 
+// The grid row indices of one super-block, for the types whose index bits are split between qs
+// and qh: computed for all rows at once with vector shifts (one store per 8 rows) instead of a
+// scalar shift, mask and or per row; the row loads then read them back. Other types need none.
+struct Rows {
+  alignas(32) std::uint32_t idx[64];
+};
+
+// 8 indices: the bytes of q (8 of them) or'ed with 8 bit-fields of h shifted to bit 8.
+inline void put_rows(std::uint32_t* out, const std::uint8_t* q, __m256i h, __m256i shifts, int mask) {
+  const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+  const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(h, shifts), _mm256_set1_epi32(mask));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8)));
+}
+inline __m256i two_words(unsigned a, unsigned b) {
+  return _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(b)), _mm_set1_epi32(static_cast<int>(a)));
+}
+
+// IQ3_S: row i of sub-block ib is qs[8 ib + i] | bit i of qh[ib] << 8.
+inline void row_indices(const BlockIQ3_S& x, Rows& r) {
+  const __m256i shifts = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int ib = 0; ib < 8; ++ib) put_rows(r.idx + 8 * ib, x.qs + 8 * ib, _mm256_set1_epi32(x.qh[ib]), shifts, 1);
+}
+// IQ2_S: row l of sub-block ib is qs[4 ib + l] | bits 2l, 2l + 1 of qh[ib] << 8.
+inline void row_indices(const BlockIQ2_S& x, Rows& r) {
+  const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  for (int ib = 0; ib < 8; ib += 2)
+    put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(x.qh[ib], x.qh[ib + 1]), shifts, 3);
+}
+// IQ1_S: row l of sub-block ib is qs[4 ib + l] | bits 3l .. 3l + 2 of qh[ib] << 8.
+inline void row_indices(const BlockIQ1_S& x, Rows& r) {
+  const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9);
+  for (int ib = 0; ib < 8; ib += 2)
+    put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(x.qh[ib], x.qh[ib + 1]), shifts, 7);
+}
+// IQ1_M: row l of sub-block ib is qs[4 ib + l] | the low 3 bits of nibble l of qh[2 ib .. 2 ib + 1] << 8.
+inline void row_indices(const BlockIQ1_M& x, Rows& r) {
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12);
+  const auto qh16 = [&](int ib) { return static_cast<unsigned>(x.qh[2 * ib] | x.qh[2 * ib + 1] << 8); };
+  for (int ib = 0; ib < 8; ib += 2)
+    put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(qh16(ib), qh16(ib + 1)), shifts, 7);
+}
+template <typename Block>
+inline void row_indices(const Block&, Rows&) {}
+
 // Sub-block ib of a super-block: its 32 signed values and its two 16-value scale multipliers.
 struct Sub32 {
   __m256i w;
   int s0, s1;
 };
 
-inline Sub32 sub32(const BlockIQ2_XXS& x, int ib) {
+inline Sub32 sub32(const BlockIQ2_XXS& x, int ib, const Rows&) {
   std::uint32_t a[2];
   std::memcpy(a, x.qs + 4 * ib, sizeof a);
   const auto& g = blocks::kIq2XxsGrid;
@@ -83,7 +127,7 @@ inline Sub32 sub32(const BlockIQ2_XXS& x, int ib) {
   return {apply_patterns(mag, a[1], a[1] >> 7, a[1] >> 14, a[1] >> 21), s, s};
 }
 
-inline Sub32 sub32(const BlockIQ2_XS& x, int ib) {
+inline Sub32 sub32(const BlockIQ2_XS& x, int ib, const Rows&) {
   const std::uint16_t* q = x.qs + 4 * ib;
   const auto& g = blocks::kIq2XsGrid;
   const __m256i mag =
@@ -92,18 +136,16 @@ inline Sub32 sub32(const BlockIQ2_XS& x, int ib) {
           2 * (x.scales[ib] >> 4) + 1};
 }
 
-inline Sub32 sub32(const BlockIQ2_S& x, int ib) {
-  const std::uint8_t* q = x.qs + 4 * ib;
-  const unsigned h = x.qh[ib];
+inline Sub32 sub32(const BlockIQ2_S& x, int ib, const Rows& r) {
+  const std::uint32_t* i = r.idx + 4 * ib;
   const auto& g = blocks::kIq2SGrid;
-  const __m256i mag = _mm256_set_epi64x(row8(g[q[3] | ((h << 2) & 0x300)]), row8(g[q[2] | ((h << 4) & 0x300)]),
-                                        row8(g[q[1] | ((h << 6) & 0x300)]), row8(g[q[0] | ((h << 8) & 0x300)]));
+  const __m256i mag = _mm256_set_epi64x(row8(g[i[3]]), row8(g[i[2]]), row8(g[i[1]]), row8(g[i[0]]));
   std::uint32_t signs;
   std::memcpy(&signs, x.signs + 4 * ib, 4);
   return {apply_signs(mag, signs), 2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
 }
 
-inline Sub32 sub32(const BlockIQ3_XXS& x, int ib) {
+inline Sub32 sub32(const BlockIQ3_XXS& x, int ib, const Rows&) {
   const std::uint8_t* q = x.qs + 8 * ib;
   std::uint32_t aux;
   std::memcpy(&aux, x.qs + kQK_K / 4 + 4 * ib, sizeof aux);
@@ -114,11 +156,10 @@ inline Sub32 sub32(const BlockIQ3_XXS& x, int ib) {
   return {apply_patterns(mag, aux, aux >> 7, aux >> 14, aux >> 21), s, s};
 }
 
-inline Sub32 sub32(const BlockIQ3_S& x, int ib) {
-  const std::uint8_t* q = x.qs + 8 * ib;
-  const unsigned h = x.qh[ib];
+inline Sub32 sub32(const BlockIQ3_S& x, int ib, const Rows& r) {
+  const std::uint32_t* idx = r.idx + 8 * ib;
   const auto& g = blocks::kIq3SGrid;
-  const auto at = [&](int i) { return row4(g[q[i] | (((h >> i) & 1u) << 8)]); };
+  const auto at = [&](int i) { return row4(g[idx[i]]); };
   const __m256i mag = _mm256_set_epi32(at(7), at(6), at(5), at(4), at(3), at(2), at(1), at(0));
   std::uint32_t signs;
   std::memcpy(&signs, x.signs + 4 * ib, 4);
@@ -127,24 +168,22 @@ inline Sub32 sub32(const BlockIQ3_S& x, int ib) {
 }
 
 // IQ1: the ternary grid values; shift signs (+-1) per 8 values in *shift when asked.
-inline Sub32 sub32(const BlockIQ1_S& x, int ib, __m256i* shift = nullptr) {
-  const std::uint8_t* q = x.qs + 4 * ib;
+inline Sub32 sub32(const BlockIQ1_S& x, int ib, const Rows& r, __m256i* shift = nullptr) {
+  const std::uint32_t* i = r.idx + 4 * ib;
   const unsigned h = x.qh[ib];
   const auto& g = blocks::kIq1SGrid;
-  const auto at = [&](int l) {
-    return row8(reinterpret_cast<const std::uint8_t*>(g[q[l] | (((h >> (3 * l)) & 7u) << 8)]));
-  };
+  const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[i[l]])); };
   const int s = static_cast<int>(2 * ((h >> 12) & 7) + 1);
   if (shift) *shift = _mm256_set1_epi8(h & 0x8000u ? -1 : 1);
   return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), s, s};
 }
 
-inline Sub32 sub32(const BlockIQ1_M& x, int ib, __m256i* shift = nullptr) {
-  const std::uint8_t* q = x.qs + 4 * ib;
+inline Sub32 sub32(const BlockIQ1_M& x, int ib, const Rows& r, __m256i* shift = nullptr) {
+  const std::uint32_t* i = r.idx + 4 * ib;
   const std::uint8_t* qh = x.qh + 2 * ib;
   const auto& g = blocks::kIq1SGrid;
   const auto nib = [&](int l) { return static_cast<unsigned>(qh[l / 2] >> (4 * (l % 2))) & 0x0f; };
-  const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[q[l] | ((nib(l) & 7u) << 8)])); };
+  const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[i[l]])); };
   const auto sh = [&](int l) { return nib(l) & 8u ? -1LL : 0x0101010101010101LL; };  // bytes of -1 or 1
   if (shift) *shift = _mm256_set_epi64x(sh(3), sh(2), sh(1), sh(0));
   const unsigned sc = x.scales[ib / 2] >> (6 * (ib % 2));
@@ -170,9 +209,11 @@ inline __m256i scaled_lanes(__m256i w, const std::int8_t* a, int s0, int s1) {
 
 template <typename Block>
 inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
+  Rows r;
+  row_indices(x, r);
   __m256i lanes = _mm256_setzero_si256();
   for (int ib = 0; ib < 8; ++ib) {
-    const Sub32 s = sub32(x, ib);
+    const Sub32 s = sub32(x, ib, r);
     lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, a + 32 * ib, s.s0, s.s1));
   }
   return lanes;
@@ -197,20 +238,22 @@ float grid_tiled(const void* w, const void* a, std::int64_t n, float c) {
   const auto* y = static_cast<const BlockQ8_K*>(a);
   float acc = 0.0f;
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    Rows r;
+    row_indices(x[b], r);
     __m256i lanes = _mm256_setzero_si256();
     for (int ib = 0; ib < 8; ++ib) {
       if constexpr (kShift) {
         __m256i shift;
-        const Sub32 s = sub32(x[b], ib, &shift);
+        const Sub32 s = sub32(x[b], ib, r, &shift);
         const __m256i code = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), s.w), shift);  // 8 grid + shift
         lanes = _mm256_add_epi32(lanes, scaled_lanes(code, y[b].qs + 32 * ib, s.s0, s.s1));
       } else {
-        const Sub32 s = sub32(x[b], ib);
+        const Sub32 s = sub32(x[b], ib, r);
         lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
       }
     }
-    const float r = (grid_d(x[b]) * c) * static_cast<float>(hsum_i32(lanes));
-    acc = __builtin_fmaf(r, y[b].d, acc);
+    const float t = (grid_d(x[b]) * c) * static_cast<float>(hsum_i32(lanes));
+    acc = __builtin_fmaf(t, y[b].d, acc);
   }
   return acc;
 }
@@ -223,10 +266,12 @@ float iq1_one_token(const void* w, const void* a, std::int64_t n) {
   __m256 acc = _mm256_setzero_ps(), acc_shift = _mm256_setzero_ps();
   float acc_shift1 = 0.0f;
   for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    Rows r;
+    row_indices(x[b], r);
     __m256i lanes = _mm256_setzero_si256(), shift_lanes = _mm256_setzero_si256();
     for (int ib = 0; ib < 8; ++ib) {
       __m256i shift;
-      const Sub32 s = sub32(x[b], ib, &shift);
+      const Sub32 s = sub32(x[b], ib, r, &shift);
       lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
       shift_lanes = _mm256_add_epi32(shift_lanes, scaled_lanes(shift, y[b].qs + 32 * ib, s.s0, s.s1));
     }
