@@ -12,7 +12,7 @@ Steps (each skipped when its output exists, so an interrupted run resumes):
 - source-f16.gguf: `wisp quantize MODEL --type f16` (or --source F16 given as it is).
 - base.logits: the source's log-probabilities at the scored positions (`wisp ppl --save-logits`),
   -c CTX (512), the first CHUNKS windows of eval.txt; every row is scored against them.
-- imatrix.gguf: llama.cpp's `llama-imatrix` on calib.txt, -c 512, as many windows as wisp's
+- imatrix.gguf (when the first imatrix row needs it): llama.cpp's `llama-imatrix` on calib.txt, -c 512, as many windows as wisp's
   --calib-tokens (1024: 2 windows, BOS first, the same tokens wisp's calibration runs).
 - llama.cpp rows: `llama-quantize [--imatrix imatrix.gguf] source-f16.gguf OUT TYPE`; wisp rows:
   `wisp quantize source-f16.gguf OUT ... --calib calib.txt --calib-tokens 1024`; "--target-bpw
@@ -20,6 +20,10 @@ Steps (each skipped when its output exists, so an interrupted run resumes):
 - Each row: `wisp ppl -m ROW -f eval.txt -c CTX --chunks CHUNKS --kl-base-logits base.logits
   --json` into OUT/rows/NAME.json, with the commands that made it in OUT/rows/NAME.cmd (a changed
   command recomputes the row). Long steps run under `nice -n 19` (the machine is shared).
+  With --keep-logits each row's log-probabilities go to OUT/rows/NAME.logits too, and --paired A,B
+  prints mean KL(A) - mean KL(B) with the 95% interval of the per-token differences (the same
+  tokens, so much tighter than the two rows' own intervals side by side).
+- A row argument "--calib-tokens=N" gives that row N calibration tokens instead of --calib-tokens.
 
 The llama-imatrix/llama-quantize binaries come from bench/build_llamacpp_tools (build-llamacpp/bin).
 """
@@ -43,6 +47,21 @@ ROWS = {
     "llama-q3_k_s": ("llama.cpp Q3_K_S (no imatrix)", ("llama", "Q3_K_S", False)),
     "llama-q2_k-imat": ("llama.cpp Q2_K (imatrix)", ("llama", "Q2_K", True)),
     "wq4-gptq-rs": ("wisp WQ4_G64 `--gptq --range-search`", ("wisp", ["--type", "wq4_g64", "--gptq", "--range-search"])),
+    "wq4-gptq-rs-seq": ("wisp WQ4_G64 `--gptq --gptq-sequential --range-search`",
+                        ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--range-search"])),
+    "wq4-gptq-rs-act": ("wisp WQ4_G64 `--gptq --act-order --range-search`",
+                        ("wisp", ["--type", "wq4_g64", "--gptq", "--act-order", "--range-search"])),
+    "wq4-gptq-rs-seq-act": ("wisp WQ4_G64 `--gptq --gptq-sequential --act-order --range-search`",
+                            ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--act-order",
+                                      "--range-search"])),
+    "wq4-gptq-rs-4k": ("wisp WQ4_G64 `--gptq --range-search`, 4096 calibration tokens",
+                       ("wisp", ["--type", "wq4_g64", "--gptq", "--range-search", "--calib-tokens=4096"])),
+    "wq4-gptq-rs-seq-4k": ("wisp WQ4_G64 `--gptq --gptq-sequential --range-search`, 4096 calibration tokens",
+                           ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--range-search",
+                                     "--calib-tokens=4096"])),
+    "wq2-gptq-rs": ("wisp WQ2_G64 `--gptq --range-search`", ("wisp", ["--type", "wq2_g64", "--gptq", "--range-search"])),
+    "wq2-gptq-rs-seq": ("wisp WQ2_G64 `--gptq --gptq-sequential --range-search`",
+                        ("wisp", ["--type", "wq2_g64", "--gptq", "--gptq-sequential", "--range-search"])),
     "wq4-gptq": ("wisp WQ4_G64 `--gptq`", ("wisp", ["--type", "wq4_g64", "--gptq"])),
     "wq4-rs": ("wisp WQ4_G64 `--range-search`", ("wisp", ["--type", "wq4_g64", "--range-search"])),
     "wq3-gptq-rs": ("wisp WQ3_G64 `--gptq --range-search`", ("wisp", ["--type", "wq3_g64", "--gptq", "--range-search"])),
@@ -86,13 +105,20 @@ def make_row(a, name, how, log):
     path = name + ".gguf"
     src = "source-f16.gguf"
     if how[0] == "llama":
+        if how[2] and not os.path.exists("imatrix.gguf"):  # made once, when the first imatrix row needs it
+            windows = -(-a.calib_tokens // 512)
+            sh([os.path.join(a.llama_bin, "llama-imatrix"), "-m", src, "-f", "calib.txt", "-c", "512",
+                "--chunks", str(windows), "-t", str(a.threads), "-o", "imatrix.gguf", "--no-ppl"], log)
         cmd = [os.path.join(a.llama_bin, "llama-quantize")]
         cmd += ["--imatrix", "imatrix.gguf"] if how[2] else []
         cmd += [src, path, how[1], str(a.threads)]
     else:
         args = []
+        calib_tokens = a.calib_tokens
         for x in how[1]:
-            if x.startswith("--target-bpw="):
+            if x.startswith("--calib-tokens="):  # this row's calibration length instead of --calib-tokens
+                calib_tokens = int(x.split("=", 1)[1])
+            elif x.startswith("--target-bpw="):
                 ref = x.split("=", 1)[1] + ".gguf"
                 d = info(a.wisp, ref)
                 bpw = 8 * d["tensor_bytes"] / d["parameters"]
@@ -101,7 +127,7 @@ def make_row(a, name, how, log):
                 args.append(x)
         cmd = [a.wisp, "quantize", src, path] + args
         if "--gptq" in args or "--awq" in args:  # the rows that use calibration (the others as plain rounding)
-            cmd += ["--calib", "calib.txt", "--calib-tokens", str(a.calib_tokens)]
+            cmd += ["--calib", "calib.txt", "--calib-tokens", str(calib_tokens)]
         cmd += ["--threads", str(a.threads)]
     if not os.path.exists(path):
         sh(cmd, log)
@@ -111,6 +137,42 @@ def make_row(a, name, how, log):
 def score_cmd(a, model):
     return [a.wisp, "ppl", "-m", model, "-f", "eval.txt", "-c", str(a.ctx), "--chunks",
             str(a.chunks), "-t", str(a.threads), "--json"]
+
+
+def read_logp(path):
+    """A wisp saved-logits file (src/eval/perplexity.cpp's layout) as [positions, n_vocab] float32."""
+    import numpy as np
+    h = np.fromfile(path, dtype=np.uint8, count=48)
+    if bytes(h[:8]) != b"WISPLOGP":
+        raise SystemExit(f"{path}: not a wisp saved-logits file")
+    n_ctx, n_chunks, n_vocab, first = np.frombuffer(h[16:48].tobytes(), dtype="<i8")
+    off = 48 + 4 * n_chunks * n_ctx
+    m = np.memmap(path, dtype="<f4", mode="r", offset=off)
+    return m.reshape(-1, n_vocab)
+
+
+def per_token_kl(base, row):
+    """KL(base || row) at every scored position, from the two files' log-probabilities."""
+    import numpy as np
+    b, r = read_logp(base), read_logp(row)
+    n = min(len(b), len(r))
+    out = np.empty(n)
+    for i in range(0, n, 256):
+        lb, lr = b[i:i + 256].astype(np.float64), r[i:i + 256].astype(np.float64)
+        out[i:i + 256] = (np.exp(lb) * (lb - lr)).sum(axis=1)
+    return out
+
+
+def paired(a):
+    """Mean KL difference of two rows per scored token, with its 95% interval (paired: the same tokens)."""
+    import numpy as np
+    x, y = a.paired.split(",")
+    kx = per_token_kl("base.logits", os.path.join("rows", x + ".logits"))
+    ky = per_token_kl("base.logits", os.path.join("rows", y + ".logits"))
+    d = kx - ky
+    ci = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
+    print(f"{x} - {y}: mean KL {kx.mean():.4f} - {ky.mean():.4f} = {d.mean():+.4f} ± {ci:.4f} (95%, paired over "
+          f"{len(d)} tokens)")
 
 
 def run(a):
@@ -127,15 +189,12 @@ def run(a):
     if not os.path.exists(base):
         with open("base.json", "w") as f:
             subprocess.run(["nice", "-n", "19"] + score_cmd(a, src) + ["--save-logits", base], check=True, stdout=f)
-    imatrix = "imatrix.gguf"
-    if not os.path.exists(imatrix):
-        windows = -(-a.calib_tokens // 512)
-        sh([os.path.join(a.llama_bin, "llama-imatrix"), "-m", src, "-f", "calib.txt", "-c", "512",
-            "--chunks", str(windows), "-t", str(a.threads), "-o", imatrix, "--no-ppl"], log)
     for name in (a.rows.split(",") if a.rows else ROWS):
         label, how = ROWS[name]
         model, made_by = make_row(a, name, how, log)
         cmd = score_cmd(a, model) + ["--kl-base-logits", base]
+        if a.keep_logits:  # for --paired
+            cmd += ["--save-logits", os.path.join("rows", name + ".logits")]
         stamp = json.dumps({"made_by": made_by, "scored_by": cmd})
         res, cmdf = os.path.join("rows", name + ".json"), os.path.join("rows", name + ".cmd")
         if os.path.exists(res) and os.path.exists(cmdf) and open(cmdf).read() == stamp:
@@ -184,11 +243,14 @@ def main():
     p.add_argument("--rows", help="comma-separated row names (default: all): " + ",".join(ROWS))
     p.add_argument("--out", required=True)
     p.add_argument("--summary", action="store_true")
+    p.add_argument("--keep-logits", action="store_true", help="save each row's log-probabilities (for --paired)")
+    p.add_argument("--paired", metavar="ROW1,ROW2", help="the two rows' paired KL difference (rows scored with "
+                   "--keep-logits)")
     a = p.parse_args()
-    if a.summary:
+    if a.summary or a.paired:
         a.wisp = os.path.abspath(a.wisp)
         os.chdir(a.out)
-        summary(a)
+        summary(a) if a.summary else paired(a)
         return
     if not (a.model or a.source):
         p.error("give --model or --source")
