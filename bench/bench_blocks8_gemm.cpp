@@ -75,11 +75,11 @@ void BM_Tok4(benchmark::State& st, GgmlType type, Shape s) {
 void BM_Gemm8(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
   if (f.m == nullptr || f.m->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
-  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols));
+  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols, f.m->gemm_rows));
   for (auto _ : st) {
-    for (std::int64_t r = 0; r < s.rows; r += 8) {
-      f.m->gemm8(f.w.data() + f.w_stride * r, f.w_stride, 8, f.a.data(), f.a_stride, kTokens, s.cols, f.y.data() + r,
-                 s.rows, scratch.data());
+    for (std::int64_t r = 0; r < s.rows; r += f.m->gemm_rows) {
+      f.m->gemm8(f.w.data() + f.w_stride * r, f.w_stride, f.m->gemm_rows, f.a.data(), f.a_stride, kTokens, s.cols,
+                 f.y.data() + r, s.rows, scratch.data());
     }
     benchmark::DoNotOptimize(f.y.data());
   }

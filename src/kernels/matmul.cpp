@@ -39,7 +39,8 @@ struct Job {
   std::int64_t n_chunks = 0;
   DotOrder order = DotOrder::kGgml;
   FloatGemmFn float_gemm = nullptr;  // wisp's float order as register tiles (float_gemm.h), or null
-  DotGemm8Fn gemm8 = nullptr;        // every token's one function as 8-row tiles (multi_dots.h), or null
+  DotGemm8Fn gemm8 = nullptr;        // every token's one function as 8- or 16-row tiles (multi_dots.h), or null
+  int gemm_rows = 8;                 // rows per gemm8 call
 };
 
 const DotKernel& checked_kernel(const MatrixView& w) {
@@ -75,6 +76,7 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
   if (order == DotOrder::kBatchInvariant && n_tok > 0 && j.multis[0] != nullptr &&
       std::all_of(j.dots.begin(), j.dots.end(), [&](DotFn f) { return f == j.dots[0]; })) {
     j.gemm8 = j.multis[0]->gemm8;
+    j.gemm_rows = j.multis[0]->gemm_rows;
   }
   return j;
 }
@@ -111,11 +113,11 @@ void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
                  n_tok, w.n_cols, j.y + r0, j.y_stride);
     return;
   }
-  if (j.gemm8 != nullptr && n_tok >= 4) {  // every token against 8 rows at a time; outputs equal dot_invariant's
-    const auto tile = std::make_unique_for_overwrite<std::uint8_t[]>(gemm8_scratch_bytes(w.n_cols));
-    for (std::int64_t r = r0; r < r1; r += 8) {
-      j.gemm8(w.row(r), w.row_bytes, static_cast<int>(std::min<std::int64_t>(8, r1 - r)), j.act, j.act_bytes, n_tok,
-              w.n_cols, j.y + r, j.y_stride, tile.get());
+  if (j.gemm8 != nullptr && n_tok >= 4) {  // every token against 8 or 16 rows at a time; outputs equal dot_invariant's
+    const auto tile = std::make_unique_for_overwrite<std::uint8_t[]>(gemm8_scratch_bytes(w.n_cols, j.gemm_rows));
+    for (std::int64_t r = r0; r < r1; r += j.gemm_rows) {
+      j.gemm8(w.row(r), w.row_bytes, static_cast<int>(std::min<std::int64_t>(j.gemm_rows, r1 - r)), j.act, j.act_bytes,
+              n_tok, w.n_cols, j.y + r, j.y_stride, tile.get());
     }
     return;
   }

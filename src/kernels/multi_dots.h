@@ -27,16 +27,19 @@ enum class DotSlot { kDot, kBatched, kRepacked, kRepackedX4, kInvariant };
 using DotTile4x4Fn = void (*)(const void* w, std::size_t w_stride, const void* a, std::size_t a_stride, std::int64_t n,
                               float* out);
 
-// y[t * y_stride + r] = single(w + r * w_stride, a + t * a_stride, n) for r < n_rows (1 .. 8) and
-// t < n_tok: a chunk of up to 8 weight rows against a whole batch, the rows in vector lanes and
-// their blocks unpacked once for every token (x86/blocks8_gemm-inl.h). `scratch` holds
-// gemm8_scratch_bytes(n) bytes (any alignment): the unpacked tile of the rows, not a copy kept.
+// y[t * y_stride + r] = single(w + r * w_stride, a + t * a_stride, n) for r < n_rows (1 ..
+// MultiDot::gemm_rows, 8 or 16) and t < n_tok: a chunk of weight rows against a whole batch, the
+// rows in vector lanes and their blocks unpacked once for every token (x86/blocks8_gemm-inl.h,
+// blocks8_gemm16-inl.h). `scratch` holds gemm8_scratch_bytes(n, gemm_rows) bytes (any alignment):
+// the unpacked tile of the rows, not a copy kept.
 // Per 32 values at most 384 bytes: the blocks8 types' 8 rows x 32 code bytes, 8 scales and 8
 // minimums as floats (320), or a K-quant super-block's share of its tile (kquant_super8_gemm-inl.h:
 // 2880 bytes per 256 values); plus alignment.
 using DotGemm8Fn = void (*)(const void* w, std::size_t w_stride, int n_rows, const void* a, std::size_t a_stride,
                             std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride, void* scratch);
-constexpr std::size_t gemm8_scratch_bytes(std::int64_t n) { return static_cast<std::size_t>(n / 32) * 384 + 32; }
+constexpr std::size_t gemm8_scratch_bytes(std::int64_t n, int rows = 8) {
+  return (static_cast<std::size_t>(n / 32) * 384 + 32) * static_cast<std::size_t>(rows / 8);
+}
 
 struct MultiDot {
   std::uint32_t weight_type = 0;
@@ -45,6 +48,7 @@ struct MultiDot {
   DotRow4Fn row4 = nullptr;        // null: none
   DotTile4x4Fn tile4x4 = nullptr;  // null: none
   DotGemm8Fn gemm8 = nullptr;      // null: none
+  int gemm_rows = 8;               // the most rows one gemm8 call takes (8, or 16 on AVX-512), n_rows <= this
 };
 
 // The multi-output variants of `single`, one of the functions of `k` (find_dot_kernel's entry for

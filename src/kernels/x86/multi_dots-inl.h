@@ -10,6 +10,7 @@
 #include "kernels/multi_dots.h"
 #include "kernels/x86/blocks8_dots-inl.h"
 #include "kernels/x86/blocks8_gemm-inl.h"
+#include "kernels/x86/blocks8_gemm16-inl.h"
 #include "kernels/x86/kquant_dots-inl.h"
 #include "kernels/x86/legacy_dots-inl.h"
 #include "kernels/x86/simd-inl.h"

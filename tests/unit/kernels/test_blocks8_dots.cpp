@@ -125,11 +125,12 @@ TEST_P(Blocks8Isa, EqualsItsScalarFormBitForBit) {
   }
 }
 
-// The prefill GEMM of each ISA (MultiDot::gemm8) against that ISA's own one-token kernel, the one
-// the matmul calls for decode: every output bit-identical (batch invariance), for chunks of 8 and
-// fewer rows, token counts in and beside the GEMM's groups, rows of one block to a group plus a
-// tail, weights with edge scales, all-0x00/0x80/0xff codes (Q8_0: 0x80 is -128, the code the VNNI
-// path's offset of 128 maps to 0) and activations at the integer bounds (all +-127).
+// The prefill GEMM of each ISA (MultiDot::gemm8: 8 rows per call on AVX2, 16 with AVX-512 VNNI)
+// against that ISA's own one-token kernel, the one the matmul calls for decode: every output
+// bit-identical (batch invariance), for full chunks and a chunk of one row (nothing written past it), token counts in
+// and beside the GEMM's groups, rows of one block to a group plus a tail, weights with edge scales, all-0x00/0x80/0xff
+// codes (Q8_0: 0x80 is -128, the code the VNNI path's offset of 128 maps to 0) and activations at the integer bounds
+// (all +-127).
 TEST_P(Blocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   const Isa isa = GetParam();
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
@@ -153,30 +154,33 @@ TEST_P(Blocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
       auto r80 = test::random_matrix(type, 1, n, rng);
       test::fill_codes(type, r80, 0x80);
       w.insert(w.end(), r80.begin(), r80.end());
-      const auto more = test::random_matrix(type, 2, n, rng);
-      w.insert(w.end(), more.begin(), more.end());  // 9 rows
+      const auto more = test::random_matrix(type, 10, n, rng);
+      w.insert(w.end(), more.begin(), more.end());  // 17 rows: chunks of 16 + 1, or 8 + 8 + 1
       const std::int64_t n_rows = static_cast<std::int64_t>(w.size() / row_bytes);
       std::vector<std::uint8_t> a;
       for (const auto& r : split_rows(n, rng)) a.insert(a.end(), r.begin(), r.end());
       for (const auto& r : split_rows(n, rng)) a.insert(a.end(), r.begin(), r.end());
       const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
       const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 12 tokens
-      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n));
-      for (std::int64_t first = 0; first < n_rows; first += 8) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(8, n_rows - first));
+      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m->gemm_rows));
+      for (std::int64_t first = 0; first < n_rows; first += m->gemm_rows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(m->gemm_rows, n_rows - first));
         for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{4}, std::int64_t{1}}) {
-          std::vector<float> y(static_cast<std::size_t>(n_tok * 8));
+          const std::int64_t y_stride = 17;
+          std::vector<float> y(static_cast<std::size_t>(n_tok * y_stride), -7.0f);
           m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
-                   n, y.data(), 8, scratch.data());
+                   n, y.data(), y_stride, scratch.data());
           for (std::int64_t t = 0; t < n_tok; ++t) {
             for (int r = 0; r < rows; ++r) {
               const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
                                                   a.data() + a_stride * static_cast<std::size_t>(t), n);
-              const float got = y[static_cast<std::size_t>(t * 8 + r)];
+              const float got = y[static_cast<std::size_t>(t * y_stride + r)];
               ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
                   << block_type(type).name << " " << isa_name(isa) << " n=" << n << " row " << first + r << " token "
                   << t << " of " << n_tok << ": " << got << " vs " << want;
             }
+            for (std::int64_t r = rows; r < y_stride; ++r)
+              ASSERT_EQ(y[static_cast<std::size_t>(t * y_stride + r)], -7.0f) << "written past the chunk's rows";
           }
         }
       }

@@ -224,7 +224,7 @@ TEST(MultiDots, Gemm8EqualsTheOneTokenKernelBitForBit) {
         for (std::int64_t t = 0; t < kTok; ++t) {
           for (int r = 0; r < 8; ++r) want[t][r] = single(w.data() + w_stride * r, a.data() + a_stride * t, n);
         }
-        std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n) + 1);
+        std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m.gemm_rows) + 1);
         for (int rows : {8, 5, 1}) {
           for (std::int64_t n_tok : {kTok, std::int64_t{4}, std::int64_t{3}, std::int64_t{1}}) {
             // Rows from the end of the 8 (so the adversarial rows sit in every chunk size), a
