@@ -45,7 +45,7 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
   for (int p = 0; p < P; ++p) {
     for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
   }
-  const auto step = [&](std::int64_t s, const __m512 (&av)[T]) {
+  const auto step = [&](std::int64_t s, const __m512(&av)[T]) {
     for (int p = 0; p < P; ++p) {
       const __m512 wv = _mm512_load_ps(w + p * pair_stride + 16 * s);
       for (int t = 0; t < T; ++t) acc[p][t] = _mm512_fmadd_ps(wv, av[t], acc[p][t]);
@@ -65,8 +65,7 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
     for (int t = 0; t < T; ++t) {
       float* dst = y + t * y_stride + 2 * p;
       if (2 * p < rows) dst[0] = hsum8(_mm512_castps512_ps256(acc[p][t]));
-      if (2 * p + 1 < rows)
-        dst[1] = hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p][t]), 1)));
+      if (2 * p + 1 < rows) dst[1] = hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p][t]), 1)));
     }
   }
 }
@@ -90,7 +89,8 @@ constexpr auto kPackedTiles = packed_tiles(std::make_integer_sequence<int, kPack
 template <class W>
 void float_gemm512(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_rows, const float* a,
                    std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride) {
-  if (n_tok < kPackedMinTokens || n_rows < 2) return float_gemm<W>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride);
+  if (n_tok < kPackedMinTokens || n_rows < 2)
+    return float_gemm<W>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride);
   using E = typename W::Elem;
   const std::int64_t n8 = n / 8, steps = (n + 7) / 8, pairs = (n_rows + 1) / 2;
   const auto pair_stride = static_cast<std::size_t>(steps * 16);
@@ -122,9 +122,9 @@ void float_gemm512(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_r
     }
     for (std::int64_t p = 0; p < pairs; p += kPackedPairs) {
       const int pp = static_cast<int>(pairs - p < kPackedPairs ? pairs - p : kPackedPairs);
-      kPackedTiles[(pp - 1) * kPackedToks + tt - 1](packed + p * pair_stride, pair_stride, a + t * a_stride, a_stride, n8,
-                                   n8 < steps ? tail : nullptr, static_cast<int>(n_rows - 2 * p),
-                                   y + t * y_stride + 2 * p, y_stride);
+      kPackedTiles[(pp - 1) * kPackedToks + tt - 1](packed + p * pair_stride, pair_stride, a + t * a_stride, a_stride,
+                                                    n8, n8 < steps ? tail : nullptr, static_cast<int>(n_rows - 2 * p),
+                                                    y + t * y_stride + 2 * p, y_stride);
     }
   }
 }
