@@ -48,11 +48,11 @@ struct SignMasks {
 };
 inline constexpr SignMasks kSignMasks{};
 
-// Negates the bytes of `mag` in the 8-value groups whose sign pattern indices are i0 .. i3.
+// Negates the bytes of `mag` in the 8-value groups whose sign pattern indices are i0 .. i3 (< 128).
 inline __m256i apply_patterns(__m256i mag, unsigned i0, unsigned i1, unsigned i2, unsigned i3) {
   const auto& t = kSignMasks.m;
-  const __m256i m = _mm256_set_epi64x(static_cast<long long>(t[i3 & 127]), static_cast<long long>(t[i2 & 127]),
-                                      static_cast<long long>(t[i1 & 127]), static_cast<long long>(t[i0 & 127]));
+  const __m256i m = _mm256_set_epi64x(static_cast<long long>(t[i3]), static_cast<long long>(t[i2]),
+                                      static_cast<long long>(t[i1]), static_cast<long long>(t[i0]));
   return _mm256_sub_epi8(_mm256_xor_si256(mag, m), m);
 }
 
@@ -67,11 +67,12 @@ inline int row4(const std::uint8_t* row) {
   return v;
 }
 
-// The grid row indices of one super-block, for the types whose index bits are split between qs
-// and qh: computed for all rows at once with vector shifts (one store per 8 rows) instead of a
-// scalar shift, mask and or per row; the row loads then read them back. Other types need none.
+// The grid row indices (and sign pattern indices) of one super-block, for the types whose index
+// bits are packed: computed for all rows at once with vector shifts (one store per 8 rows) instead
+// of a scalar shift, mask and or per row; the row loads then read them back.
 struct Rows {
   alignas(32) std::uint32_t idx[64];
+  alignas(32) std::uint32_t pat[32];  // IQ2_XXS, IQ2_XS, IQ3_XXS: the 7-bit sign pattern of each 8 values
 };
 
 // 8 indices: the bytes of q (8 of them) or'ed with 8 bit-fields of h shifted to bit 8.
@@ -108,8 +109,31 @@ inline void row_indices(const BlockIQ1_M& x, Rows& r) {
   for (int ib = 0; ib < 8; ib += 2)
     put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(qh16(ib), qh16(ib + 1)), shifts, 7);
 }
-template <typename Block>
-inline void row_indices(const Block&, Rows&) {}
+// IQ2_XXS: the four 7-bit patterns of sub-block ib are bits 0-27 of its 32-bit sign word.
+inline void put_patterns(std::uint32_t* out, std::uint32_t w0, std::uint32_t w1) {
+  const __m256i shifts = _mm256_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21);
+  const __m256i p = _mm256_and_si256(_mm256_srlv_epi32(two_words(w0, w1), shifts), _mm256_set1_epi32(127));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out), p);
+}
+inline std::uint32_t word32(const void* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline void row_indices(const BlockIQ2_XXS& x, Rows& r) {
+  for (int ib = 0; ib < 8; ib += 2) put_patterns(r.pat + 4 * ib, word32(x.qs + 4 * ib + 2), word32(x.qs + 4 * ib + 6));
+}
+// IQ3_XXS takes its row indices straight from qs and its patterns inline (measured: a pattern
+// array costs it more than it saves).
+inline void row_indices(const BlockIQ3_XXS&, Rows&) {}
+// IQ2_XS: each uint16 is a 9-bit row index and a 7-bit pattern.
+inline void row_indices(const BlockIQ2_XS& x, Rows& r) {
+  for (int ib = 0; ib < 8; ib += 2) {
+    const __m256i q = _mm256_cvtepu16_epi32(load16(x.qs + 4 * ib));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(r.idx + 4 * ib), _mm256_and_si256(q, _mm256_set1_epi32(511)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(r.pat + 4 * ib), _mm256_srli_epi32(q, 9));
+  }
+}
 
 // Sub-block ib of a super-block: its 32 signed values and its two 16-value scale multipliers.
 struct Sub32 {
@@ -117,23 +141,20 @@ struct Sub32 {
   int s0, s1;
 };
 
-inline Sub32 sub32(const BlockIQ2_XXS& x, int ib, const Rows&) {
-  std::uint32_t a[2];
-  std::memcpy(a, x.qs + 4 * ib, sizeof a);
+inline Sub32 sub32(const BlockIQ2_XXS& x, int ib, const Rows& r) {
+  const auto* q = reinterpret_cast<const std::uint8_t*>(x.qs + 4 * ib);  // four row indices, then the sign word
   const auto& g = blocks::kIq2XxsGrid;
-  const __m256i mag = _mm256_set_epi64x(row8(g[a[0] >> 24]), row8(g[(a[0] >> 16) & 0xff]), row8(g[(a[0] >> 8) & 0xff]),
-                                        row8(g[a[0] & 0xff]));
-  const int s = 2 * static_cast<int>(a[1] >> 28) + 1;
-  return {apply_patterns(mag, a[1], a[1] >> 7, a[1] >> 14, a[1] >> 21), s, s};
+  const __m256i mag = _mm256_set_epi64x(row8(g[q[3]]), row8(g[q[2]]), row8(g[q[1]]), row8(g[q[0]]));
+  const int s = 2 * static_cast<int>(q[7] >> 4) + 1;
+  return {apply_patterns(mag, r.pat[4 * ib], r.pat[4 * ib + 1], r.pat[4 * ib + 2], r.pat[4 * ib + 3]), s, s};
 }
 
-inline Sub32 sub32(const BlockIQ2_XS& x, int ib, const Rows&) {
-  const std::uint16_t* q = x.qs + 4 * ib;
+inline Sub32 sub32(const BlockIQ2_XS& x, int ib, const Rows& r) {
+  const std::uint32_t* i = r.idx + 4 * ib;
   const auto& g = blocks::kIq2XsGrid;
-  const __m256i mag =
-      _mm256_set_epi64x(row8(g[q[3] & 511]), row8(g[q[2] & 511]), row8(g[q[1] & 511]), row8(g[q[0] & 511]));
-  return {apply_patterns(mag, q[0] >> 9, q[1] >> 9, q[2] >> 9, q[3] >> 9), 2 * (x.scales[ib] & 0x0f) + 1,
-          2 * (x.scales[ib] >> 4) + 1};
+  const __m256i mag = _mm256_set_epi64x(row8(g[i[3]]), row8(g[i[2]]), row8(g[i[1]]), row8(g[i[0]]));
+  return {apply_patterns(mag, r.pat[4 * ib], r.pat[4 * ib + 1], r.pat[4 * ib + 2], r.pat[4 * ib + 3]),
+          2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
 }
 
 inline Sub32 sub32(const BlockIQ2_S& x, int ib, const Rows& r) {
@@ -147,13 +168,12 @@ inline Sub32 sub32(const BlockIQ2_S& x, int ib, const Rows& r) {
 
 inline Sub32 sub32(const BlockIQ3_XXS& x, int ib, const Rows&) {
   const std::uint8_t* q = x.qs + 8 * ib;
-  std::uint32_t aux;
-  std::memcpy(&aux, x.qs + kQK_K / 4 + 4 * ib, sizeof aux);
+  const std::uint32_t aux = word32(x.qs + kQK_K / 4 + 4 * ib);
   const auto& g = blocks::kIq3XxsGrid;
   const __m256i mag = _mm256_set_epi32(row4(g[q[7]]), row4(g[q[6]]), row4(g[q[5]]), row4(g[q[4]]), row4(g[q[3]]),
                                        row4(g[q[2]]), row4(g[q[1]]), row4(g[q[0]]));
   const int s = 2 * static_cast<int>(aux >> 28) + 1;
-  return {apply_patterns(mag, aux, aux >> 7, aux >> 14, aux >> 21), s, s};
+  return {apply_patterns(mag, aux & 127, (aux >> 7) & 127, (aux >> 14) & 127, (aux >> 21) & 127), s, s};
 }
 
 inline Sub32 sub32(const BlockIQ3_S& x, int ib, const Rows& r) {
