@@ -2,7 +2,8 @@
 """Tiny Hugging Face checkpoint folders for the tests of `wisp quantize FOLDER` (hf_source.cpp).
 
   make_tiny_hf.py DIR CASE          writes DIR; CASE is one of
-      llama | qwen2 | gemma3         a valid folder of that architecture (random weights, a
+      llama | qwen2 | gemma3 | qwen3 | gemma2 | smollm3 | olmo2 | granite
+                                     a valid folder of that architecture (random weights, a
                                      byte-level BPE tokenizer built with `tokenizers`)
       unknown_arch                   llama's folder with architectures = ["MambaForCausalLM"]
       missing_tensor                 llama's folder without model.layers.1.mlp.up_proj.weight
@@ -15,6 +16,9 @@
                                      computed here independently of wisp: names, llama's Q/K
                                      permute, gemma's 1 + w norms, tied embeddings, hyper-parameters
                                      and the vocabulary (with [PADn] rows past the tokenizer).
+  make_tiny_hf.py DIR CASE --llama-logits OUT.gguf
+                                     prints llama.cpp's (llama-cpp-python's) logits for OUT.gguf
+                                     over TOKENS below, one row per position, as JSON
 
 Matrices are stored as F16 and norms/biases as F32, so both read paths are exercised.
 """
@@ -30,10 +34,17 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, 
 
 H, FF, LAYERS, HEADS, KV, N_VOCAB = 8, 16, 2, 2, 1, 264  # 256 bytes + 4 specials + 4 padding rows
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<pad>"]
+ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "gemma3": "Gemma3ForCausalLM",
+         "qwen3": "Qwen3ForCausalLM", "gemma2": "Gemma2ForCausalLM", "smollm3": "SmolLM3ForCausalLM",
+         "olmo2": "Olmo2ForCausalLM", "granite": "GraniteForCausalLM"}
+PERMUTED = {"llama", "smollm3", "granite"}  # llama.cpp's converter reorders their Q/K rows
+GEMMA = {"gemma2", "gemma3"}                # norms stored as w, converted to 1 + w
+UNTIED = {"llama", "qwen3", "olmo2", "granite"}
+TOKENS = [1, 40, 300 % 264, 77, 5, 190, 260, 33, 101, 12, 250, 64]  # for --llama-logits
 
 
 def head_dim(case):
-    return 4 if case == "gemma3" else H // HEADS
+    return 4 if case in ("gemma3", "gemma2", "qwen3") else H // HEADS
 
 
 def hf_tensors(case, rng):
@@ -43,7 +54,8 @@ def hf_tensors(case, rng):
     t = {"model.embed_tokens.weight": mat(N_VOCAB, H), "model.norm.weight": vec(H)}
     for i in range(LAYERS):
         p = f"model.layers.{i}."
-        t[p + "input_layernorm.weight"] = vec(H)
+        if case != "olmo2":  # OLMo 2 normalizes after attention and FFN only
+            t[p + "input_layernorm.weight"] = vec(H)
         t[p + "post_attention_layernorm.weight"] = vec(H)
         t[p + "self_attn.q_proj.weight"] = mat(HEADS * hd, H)
         t[p + "self_attn.k_proj.weight"] = mat(KV * hd, H)
@@ -55,24 +67,36 @@ def hf_tensors(case, rng):
         if case == "qwen2":
             for n, rows in (("q", HEADS * hd), ("k", KV * hd), ("v", KV * hd)):
                 t[p + f"self_attn.{n}_proj.bias"] = vec(rows)
-        if case == "gemma3":
+        if case in ("gemma3", "qwen3"):
             t[p + "self_attn.q_norm.weight"] = vec(hd)
             t[p + "self_attn.k_norm.weight"] = vec(hd)
+        if case == "olmo2":  # over the whole q (k) width
+            t[p + "self_attn.q_norm.weight"] = vec(HEADS * hd)
+            t[p + "self_attn.k_norm.weight"] = vec(KV * hd)
+        if case in GEMMA:
             t[p + "pre_feedforward_layernorm.weight"] = vec(H)
+        if case in GEMMA or case == "olmo2":
             t[p + "post_feedforward_layernorm.weight"] = vec(H)
-    if case == "llama":
-        t["lm_head.weight"] = mat(N_VOCAB, H)  # llama untied, the others tied
+    if case in UNTIED:
+        t["lm_head.weight"] = mat(N_VOCAB, H)
     return t
 
 
 def config(case):
-    arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "gemma3": "Gemma3ForCausalLM"}[case]
-    c = {"architectures": [arch], "model_type": case, "hidden_size": H, "intermediate_size": FF,
+    c = {"architectures": [ARCHS[case]], "model_type": case, "hidden_size": H, "intermediate_size": FF,
          "num_hidden_layers": LAYERS, "num_attention_heads": HEADS, "num_key_value_heads": KV,
          "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-         "vocab_size": N_VOCAB, "tie_word_embeddings": case != "llama"}
-    if case == "gemma3":
-        c.update(head_dim=head_dim(case), sliding_window=64)
+         "vocab_size": N_VOCAB, "tie_word_embeddings": case not in UNTIED}
+    if case in ("gemma3", "gemma2", "qwen3"):
+        c.update(head_dim=head_dim(case))
+    if case in GEMMA:
+        c.update(sliding_window=64)
+    if case == "gemma2":
+        c.update(attn_logit_softcapping=50.0, final_logit_softcapping=30.0, query_pre_attn_scalar=head_dim(case))
+    if case == "granite":
+        c.update(attention_multiplier=0.25, embedding_multiplier=3.0, residual_multiplier=0.5, logits_scaling=2.0)
+    if case == "smollm3":
+        c.update(no_rope_layers=[1] * LAYERS, no_rope_layer_interval=4)
     return c
 
 
@@ -135,7 +159,7 @@ def make_sharded_bf16(d, t):
 
 def make(d, case):
     d.mkdir(parents=True, exist_ok=True)
-    base = case if case in ("llama", "qwen2", "gemma3") else "llama"
+    base = case if case in ARCHS else "llama"
     t = hf_tensors(base, np.random.default_rng(7))
     c = config(base)
     if case == "llama_sharded_bf16":
@@ -164,11 +188,12 @@ def expected(d, case):
         case = "llama"
     else:
         t = load_file(str(d / "model.safetensors"))
-    norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
-    if case == "gemma3":
-        norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
-                    "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
-                    "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
+    norm_map = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+                "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
+    if case in GEMMA or case == "olmo2":
+        norm_map.update({"post_attention_layernorm": "post_attention_norm",
+                         "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm"})
+    gemma = case in GEMMA
     other = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
              "mlp.down_proj": "ffn_down"}
@@ -180,16 +205,16 @@ def expected(d, case):
         elif name == "lm_head.weight":
             out["output.weight"] = w
         elif name == "model.norm.weight":
-            out["output_norm.weight"] = w + 1 if case == "gemma3" else w
+            out["output_norm.weight"] = w + 1 if gemma else w
         else:
             _, _, layer, rest = name.split(".", 3)
             module, kind = rest.rsplit(".", 1)
             if module in norm_map:
-                out[f"blk.{layer}.{norm_map[module]}.{kind}"] = w + 1 if case == "gemma3" else w
+                out[f"blk.{layer}.{norm_map[module]}.{kind}"] = w + 1 if gemma else w
                 continue
-            if case == "llama" and module == "self_attn.q_proj":
+            if case in PERMUTED and module == "self_attn.q_proj":
                 w = permute(w, HEADS)
-            if case == "llama" and module == "self_attn.k_proj":
+            if case in PERMUTED and module == "self_attn.k_proj":
                 w = permute(w, KV)
             out[f"blk.{layer}.{other[module]}.{kind}"] = w
     return out
@@ -221,10 +246,22 @@ def check(d, case, out_path):
             "tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.unknown_token_id": 0,
             "tokenizer.ggml.padding_token_id": 3, "tokenizer.ggml.add_bos_token": False,
             "tokenizer.chat_template": "{{ messages[0]['content'] }}", "tokenizer.ggml.merges": ["Ġ t", "h e"]}
-    if case == "llama":
-        keys.update({"llama.rope.dimension_count": hd, "llama.vocab_size": N_VOCAB})
-    if case == "gemma3":
-        keys.update({"gemma3.attention.key_length": hd, "gemma3.attention.sliding_window": 64})
+    # What llama.cpp's convert_hf_to_gguf.py writes for each (read from its model classes).
+    if case in PERMUTED:
+        keys.update({f"{case}.rope.dimension_count": hd, f"{case}.vocab_size": N_VOCAB})
+    if case in ("gemma3", "gemma2", "qwen3"):
+        keys.update({f"{case}.attention.key_length": hd, f"{case}.attention.value_length": hd})
+    if case in GEMMA:
+        keys[f"{case}.attention.sliding_window"] = 64
+    if case == "gemma2":
+        keys.update({"gemma2.attn_logit_softcapping": 50.0, "gemma2.final_logit_softcapping": 30.0})
+        if "gemma2.rope.freq_base" in r.fields:
+            problems.append("gemma2.rope.freq_base written (llama.cpp's converter writes none)")
+    else:
+        keys[f"{case}.rope.freq_base"] = 10000.0
+    if case == "granite":
+        keys.update({"granite.attention.scale": 0.25, "granite.embedding_scale": 3.0,
+                     "granite.residual_scale": 0.5, "granite.logit_scale": 2.0})
     for k, v in keys.items():
         if f(k) != v:
             problems.append(f"metadata {k}: {f(k)!r}, expected {v!r}")
@@ -239,7 +276,20 @@ def check(d, case, out_path):
     return 1 if problems else 0
 
 
+def llama_logits(out_path):
+    """llama.cpp's logits over TOKENS for OUT.gguf, every position, as JSON on stdout."""
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=out_path, n_ctx=64, n_threads=1, n_threads_batch=1, logits_all=True, verbose=False)
+    llm.eval(TOKENS)
+    rows = np.array(llm.scores[:len(TOKENS)], dtype=np.float32)
+    print(json.dumps({"tokens": TOKENS, "n_vocab": int(llm.n_vocab()), "logits": rows.tolist()}))
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[3] == "--check":
         sys.exit(check(Path(sys.argv[1]), sys.argv[2], sys.argv[4]))
+    if len(sys.argv) == 5 and sys.argv[3] == "--llama-logits":
+        sys.exit(llama_logits(sys.argv[4]))
     make(Path(sys.argv[1]), sys.argv[2])

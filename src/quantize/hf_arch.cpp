@@ -3,6 +3,7 @@
 #include "quantize/hf_arch.h"
 
 #include <optional>
+#include <utility>
 
 #include "wisp/error.h"
 
@@ -19,11 +20,35 @@ struct ArchInfo {
 };
 
 constexpr ArchInfo kArchs[] = {
-    {"LlamaForCausalLM", "llama", false},
-    {"Qwen2ForCausalLM", "qwen2", false},
-    {"Gemma3ForCausalLM", "gemma3", false},
-    {"Gemma3ForConditionalGeneration", "gemma3", true},
+    {"LlamaForCausalLM", "llama", false},     {"Qwen2ForCausalLM", "qwen2", false},
+    {"Qwen3ForCausalLM", "qwen3", false},     {"Gemma2ForCausalLM", "gemma2", false},
+    {"Gemma3ForCausalLM", "gemma3", false},   {"Gemma3ForConditionalGeneration", "gemma3", true},
+    {"SmolLM3ForCausalLM", "smollm3", false}, {"Olmo2ForCausalLM", "olmo2", false},
+    {"GraniteForCausalLM", "granite", false},
 };
+
+// How an architecture's layers differ from llama's, as llama.cpp's converter and runtime see them.
+struct Layout {
+  bool permute_qk = false;    // llama.cpp's "llama"-family rope: Q/K rows reordered (LlamaModel subclasses)
+  bool llama_keys = false;    // vocab_size and rope.dimension_count written (LlamaModel subclasses)
+  bool gemma = false;         // norms stored as w, used as 1 + w; sandwich norms around attention and FFN
+  bool qkv_bias = false;      // qwen2: q/k/v biases
+  bool qk_norm_head = false;  // qwen3, gemma3: RMSNorm per head over head_dim
+  bool qk_norm_full = false;  // olmo2: RMSNorm over all of q (all of k), no pre-norms, post-norms only
+  bool tied_default = false;  // transformers' default for tie_word_embeddings
+};
+
+Layout layout_of(const std::string& arch) {
+  Layout l;
+  l.permute_qk = arch == "llama" || arch == "smollm3" || arch == "granite";
+  l.llama_keys = l.permute_qk;
+  l.gemma = arch == "gemma2" || arch == "gemma3";
+  l.qkv_bias = arch == "qwen2";
+  l.qk_norm_head = arch == "qwen3" || arch == "gemma3";
+  l.qk_norm_full = arch == "olmo2";
+  l.tied_default = l.gemma || arch == "smollm3";
+  return l;
+}
 
 std::string supported_list() {
   std::string s;
@@ -46,6 +71,7 @@ struct Hparams {
   std::int64_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim;
   bool tied;
   bool gemma;
+  bool head_dim_stated;  // config.json's head_dim, which llama.cpp writes as key/value length
 };
 
 Hparams read_hparams(const json& cfg, const std::string& arch, const std::string& cfg_path) {
@@ -54,19 +80,24 @@ Hparams read_hparams(const json& cfg, const std::string& arch, const std::string
     if (!v || *v <= 0) throw Error(cfg_path + ": missing or invalid integer field \"" + key + "\"");
     return *v;
   };
+  const Layout l = layout_of(arch);
   Hparams h{};
-  h.gemma = arch == "gemma3";
+  h.gemma = l.gemma;
   h.n_layer = need("num_hidden_layers");
   h.n_embd = need("hidden_size");
   h.n_ff = need("intermediate_size");
   h.n_head = need("num_attention_heads");
   h.n_head_kv = opt_int(cfg, "num_key_value_heads").value_or(h.n_head);
-  // Gemma 3's head_dim is not hidden/heads (270M: 640/4 = 160, head_dim 256); transformers'
-  // Gemma3TextConfig defaults it to 256.
-  h.head_dim = opt_int(cfg, "head_dim").value_or(h.gemma ? 256 : h.n_embd / h.n_head);
-  // transformers' defaults: tied for Gemma, untied for Llama and Qwen2.
+  // Gemma's head_dim is not hidden/heads (Gemma 3 270M: 640/4 = 160, head_dim 256); transformers'
+  // Gemma2Config and Gemma3TextConfig default it to 256. Granite's converter ignores head_dim.
+  const bool granite = arch == "granite";
+  h.head_dim_stated = cfg.contains("head_dim") && !granite;
+  h.head_dim = (granite ? std::nullopt : opt_int(cfg, "head_dim")).value_or(h.gemma ? 256 : h.n_embd / h.n_head);
+  // transformers' defaults: tied for Gemma and SmolLM3, untied for the others. llama.cpp's gemma2
+  // converter drops an lm_head even when present (the runtime ties it).
   auto tied = cfg.find("tie_word_embeddings");
-  h.tied = tied != cfg.end() && tied->is_boolean() ? tied->get<bool>() : h.gemma;
+  h.tied = tied != cfg.end() && tied->is_boolean() ? tied->get<bool>() : l.tied_default;
+  if (arch == "gemma2") h.tied = true;
   return h;
 }
 
@@ -113,30 +144,36 @@ HfModelPlan plan_hf_model(const HfCheckpoint& ckpt) {
     plan.tensors.push_back({std::move(hf), std::move(gguf), std::move(shape), t, heads});
   };
   const std::int64_t q_rows = h.n_head * h.head_dim, kv_rows = h.n_head_kv * h.head_dim;
-  const RowTransform norm = h.gemma ? RowTransform::kPlusOne : RowTransform::kNone;
-  // llama.cpp's rope for the "llama" architecture rotates interleaved pairs, HF's the two halves
-  // of each head, so llama's converter reorders Q and K rows; qwen2 and gemma3 use the HF order.
-  const bool permute = plan.arch == "llama";
+  const Layout l = layout_of(plan.arch);
+  const RowTransform norm = l.gemma ? RowTransform::kPlusOne : RowTransform::kNone;
+  // llama.cpp's rope for the llama family rotates interleaved pairs, HF's the two halves of each
+  // head, so its converter reorders Q and K rows there; the other architectures keep the HF order.
+  const RowTransform qk = l.permute_qk ? RowTransform::kPermuteHeads : RowTransform::kNone;
 
   add(pre + "embed_tokens.weight", "token_embd.weight", {plan.n_vocab, h.n_embd});
   for (std::int64_t i = 0; i < h.n_layer; ++i) {
     const std::string hf = pre + "layers." + std::to_string(i) + ".";
     const std::string g = "blk." + std::to_string(i) + ".";
-    add(hf + "input_layernorm.weight", g + "attn_norm.weight", {h.n_embd}, norm);
-    add(hf + "self_attn.q_proj.weight", g + "attn_q.weight", {q_rows, h.n_embd},
-        permute ? RowTransform::kPermuteHeads : RowTransform::kNone, h.n_head);
-    add(hf + "self_attn.k_proj.weight", g + "attn_k.weight", {kv_rows, h.n_embd},
-        permute ? RowTransform::kPermuteHeads : RowTransform::kNone, h.n_head_kv);
+    if (!l.qk_norm_full) add(hf + "input_layernorm.weight", g + "attn_norm.weight", {h.n_embd}, norm);
+    add(hf + "self_attn.q_proj.weight", g + "attn_q.weight", {q_rows, h.n_embd}, qk, h.n_head);
+    add(hf + "self_attn.k_proj.weight", g + "attn_k.weight", {kv_rows, h.n_embd}, qk, h.n_head_kv);
     add(hf + "self_attn.v_proj.weight", g + "attn_v.weight", {kv_rows, h.n_embd});
-    if (plan.arch == "qwen2") {
+    if (l.qkv_bias) {
       add(hf + "self_attn.q_proj.bias", g + "attn_q.bias", {q_rows});
       add(hf + "self_attn.k_proj.bias", g + "attn_k.bias", {kv_rows});
       add(hf + "self_attn.v_proj.bias", g + "attn_v.bias", {kv_rows});
     }
     add(hf + "self_attn.o_proj.weight", g + "attn_output.weight", {h.n_embd, q_rows});
-    if (h.gemma) {
+    if (l.qk_norm_head) {
       add(hf + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {h.head_dim}, norm);
       add(hf + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {h.head_dim}, norm);
+    }
+    if (l.qk_norm_full) {
+      add(hf + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {q_rows});
+      add(hf + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {kv_rows});
+      add(hf + "post_attention_layernorm.weight", g + "post_attention_norm.weight", {h.n_embd});
+      add(hf + "post_feedforward_layernorm.weight", g + "post_ffw_norm.weight", {h.n_embd});
+    } else if (l.gemma) {
       add(hf + "post_attention_layernorm.weight", g + "post_attention_norm.weight", {h.n_embd}, norm);
       add(hf + "pre_feedforward_layernorm.weight", g + "ffn_norm.weight", {h.n_embd}, norm);
       add(hf + "post_feedforward_layernorm.weight", g + "post_ffw_norm.weight", {h.n_embd}, norm);
@@ -168,24 +205,44 @@ void write_hf_hparams(const HfModelPlan& plan, GgufWriter& w) {
   w.set_u32(a + "feed_forward_length", u32(h.n_ff));
   w.set_u32(a + "attention.head_count", u32(h.n_head));
   w.set_u32(a + "attention.head_count_kv", u32(h.n_head_kv));
-  if (auto theta = opt_num(cfg, "rope_theta")) {
+  const bool gemma2 = plan.arch == "gemma2";
+  // llama.cpp's gemma2 converter writes no rope base (the runtime's default 10000 is Gemma 2's).
+  if (auto theta = opt_num(cfg, "rope_theta"); theta && !gemma2) {
     w.set_f32(a + "rope.freq_base", static_cast<float>(*theta));
-  } else if (h.gemma) {
+  } else if (plan.arch == "gemma3") {
     w.set_f32(a + "rope.freq_base", 1'000'000.0f);
   }
   w.set_f32(a + "attention.layer_norm_rms_epsilon",
             static_cast<float>(opt_num(cfg, "rms_norm_eps").value_or(h.gemma ? 1e-6 : 1e-5)));
-  // llama.cpp writes key/value length only when config.json states head_dim (gemma3 always).
-  if (h.gemma || cfg.contains("head_dim")) {
+  // llama.cpp writes key/value length only when config.json states head_dim (gemma always).
+  if (h.gemma || h.head_dim_stated) {
     w.set_u32(a + "attention.key_length", u32(h.head_dim));
     w.set_u32(a + "attention.value_length", u32(h.head_dim));
   }
-  if (plan.arch == "llama") {
-    w.set_u32(a + "vocab_size", u32(plan.n_vocab));
+  if (layout_of(plan.arch).llama_keys) {
+    w.set_u32(a + "vocab_size", u32(opt_int(cfg, "vocab_size").value_or(plan.n_vocab)));
     w.set_u32(a + "rope.dimension_count", u32(h.head_dim));
   }
   if (h.gemma) {
     if (auto sw = opt_int(cfg, "sliding_window")) w.set_u32(a + "attention.sliding_window", u32(*sw));
+  }
+  if (gemma2) {
+    auto need = [&](const char* key) {
+      auto v = opt_num(cfg, key);
+      if (!v) throw Error(std::string("config.json: Gemma 2 needs the number \"") + key + "\"");
+      return static_cast<float>(*v);
+    };
+    w.set_f32(a + "attn_logit_softcapping", need("attn_logit_softcapping"));
+    w.set_f32(a + "final_logit_softcapping", need("final_logit_softcapping"));
+  }
+  if (plan.arch == "granite") {  // its multipliers, under llama.cpp's key names
+    const std::pair<const char*, const char*> scales[] = {{"attention_multiplier", "attention.scale"},
+                                                          {"embedding_multiplier", "embedding_scale"},
+                                                          {"residual_multiplier", "residual_scale"},
+                                                          {"logits_scaling", "logit_scale"}};
+    for (const auto& [hf, key] : scales) {
+      if (auto v = opt_num(cfg, hf); v && *v != 0.0) w.set_f32(a + key, static_cast<float>(*v));
+    }
   }
   // Linear RoPE scaling (Gemma 3 4B+, some Llamas); other schemes are left to the runtime's defaults.
   auto rs = cfg.find("rope_scaling");

@@ -1,8 +1,9 @@
 // What a Hugging Face checkpoint folder means in GGUF terms: which architecture it is, the
 // hyper-parameters llama.cpp's converter writes for it, and the plan that maps each HF tensor to
 // its GGUF name together with the row transform the GGUF layout needs (llama's Q/K row order,
-// gemma's (1 + w) norms). Supported: LlamaForCausalLM, Qwen2ForCausalLM, Gemma3ForCausalLM and the
-// text part of Gemma3ForConditionalGeneration.
+// gemma's (1 + w) norms). Supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+// Gemma2ForCausalLM, Gemma3ForCausalLM and the text part of Gemma3ForConditionalGeneration,
+// SmolLM3ForCausalLM, Olmo2ForCausalLM and GraniteForCausalLM.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ struct HfTensorPlan {
 
 struct HfModelPlan {
   std::string hf_architecture;  // "LlamaForCausalLM"
-  std::string arch;             // GGUF general.architecture: "llama", "qwen2", "gemma3"
+  std::string arch;             // GGUF general.architecture: "llama", "qwen2", "gemma3", ...
   nlohmann::json text_config;   // config.json, or its "text_config" for multimodal wrappers
   std::int64_t n_vocab = 0;     // rows of the embedding
   std::vector<HfTensorPlan> tensors;

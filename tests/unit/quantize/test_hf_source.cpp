@@ -1,9 +1,10 @@
 // `wisp quantize FOLDER` on Hugging Face checkpoint folders (src/quantize/hf_source.cpp).
 // The folders are written by Python scripts with the `safetensors` and `tokenizers` packages and
 // the results judged by the `gguf` package, so wisp is checked against independent code:
-//  - tiny llama / qwen2 / gemma3 folders (and llama as BF16 in two shards): names, llama's Q/K
-//    permute, gemma's 1 + w norms, tied embeddings, hyper-parameters and vocabulary
-//    (scripts/make_tiny_hf.py --check);
+//  - tiny llama / qwen2 / gemma3 / qwen3 / gemma2 / smollm3 / olmo2 / granite folders (and llama
+//    as BF16 in two shards): names, the llama family's Q/K permute, gemma's 1 + w norms, tied
+//    embeddings, hyper-parameters and vocabulary (scripts/make_tiny_hf.py --check), and
+//    llama-cpp-python loading the output with wisp's logits (--llama-logits);
 //  - broken folders: unknown architecture, missing tensor, wrong shape give errors naming them;
 //  - SmolLM2 (byte-level BPE) and Gemma 3 270M (SentencePiece tokenizer.model) exported as F16
 //    folders (scripts/export_hf_f16.py): every tensor bit-exact against the source GGUF dequantized
@@ -18,9 +19,18 @@
 #include <string>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
 #include "quantize/sentencepiece_model.h"
 #include "tests/support/run_command.h"
 #include "wisp/error.h"
+#include "wisp/model.h"
+#include "wisp/session.h"
 
 namespace {
 
@@ -71,7 +81,58 @@ TEST_P(TinyHf, ConvertsAsLlamaCppWould) {
   EXPECT_EQ(chk.rc, 0) << chk.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, TinyHf, ::testing::Values("llama", "qwen2", "gemma3", "llama_sharded_bf16"));
+INSTANTIATE_TEST_SUITE_P(Archs, TinyHf,
+                         ::testing::Values("llama", "qwen2", "gemma3", "llama_sharded_bf16", "qwen3", "gemma2",
+                                           "smollm3", "olmo2", "granite"));
+
+// llama.cpp loads what `wisp quantize FOLDER` wrote and computes the same logits as wisp on that
+// file (wisp in its exact order, llama.cpp's; F16 weights): the names, the row orders and the
+// hyper-parameter keys mean to llama.cpp what they mean to wisp.
+class TinyHfLogits : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TinyHfLogits, LlamaCppLoadsItWithWispsLogits) {
+  if (run("python3 -c 'import llama_cpp'").rc != 0) GTEST_SKIP() << "llama-cpp-python is not installed";
+  TempDir tmp;
+  const std::string c = GetParam(), dir = tmp.str(c), out = tmp.str(c + ".gguf");
+  Result made = run("python3 " + kScripts + "make_tiny_hf.py " + dir + " " + c);
+  ASSERT_EQ(made.rc, 0) << made.out;
+  Result q = run(kWisp + " quantize " + dir + " " + out + " --type f16");
+  ASSERT_EQ(q.rc, 0) << q.out;
+  Result lc = run("python3 " + kScripts + "make_tiny_hf.py " + dir + " " + c + " --llama-logits " + out, true);
+  ASSERT_EQ(lc.rc, 0) << lc.out;
+  const nlohmann::json j = nlohmann::json::parse(lc.out);
+  const auto tokens = j["tokens"].get<std::vector<std::int32_t>>();
+  const auto want = j["logits"].get<std::vector<std::vector<float>>>();
+  const std::size_t n_vocab = j["n_vocab"].get<std::size_t>();
+
+  std::shared_ptr<const wisp::Model> model = wisp::Model::load(out);
+  ASSERT_EQ(static_cast<std::size_t>(model->info().n_vocab), n_vocab);
+  wisp::Session s(model, wisp::SessionOptions{.n_ctx = 64, .n_threads = 1, .exact = true});
+  const std::span<const float> got = s.eval_all(tokens);
+  ASSERT_EQ(got.size(), tokens.size() * n_vocab);
+  ASSERT_EQ(want.size(), tokens.size());
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    float scale = 1.0f, worst = 0.0f, lo = want[p][0], hi = want[p][0];
+    std::size_t bad = 0;
+    for (std::size_t v = 0; v < n_vocab; ++v) {
+      const float g = got[p * n_vocab + v], w = want[p][v];
+      if (!std::isfinite(g) || !std::isfinite(w)) ++bad;
+      scale = std::max(scale, std::abs(w));
+      worst = std::max(worst, std::abs(g - w));
+      lo = std::min(lo, w);
+      hi = std::max(hi, w);
+    }
+    ASSERT_EQ(bad, 0u) << c << " position " << p << ": non-finite logits";
+    EXPECT_GT(hi - lo, 0.1f) << c << " position " << p << ": flat logits say nothing";
+    // F16 weights and 8-wide rows: at most float rounding apart (llama.cpp's own build and ISA
+    // against wisp's exact path; bit-equal on the AVX-512 machine), far below a logit's scale.
+    EXPECT_LE(worst, 1e-4f * scale) << c << " position " << p << ": worst " << worst << " of scale " << scale;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, TinyHfLogits,
+                         ::testing::Values("llama", "qwen2", "gemma3", "qwen3", "gemma2", "smollm3", "olmo2",
+                                           "granite"));
 
 struct BrokenCase {
   const char* name;
