@@ -14,6 +14,8 @@ tokens). tests/unit/model/test_arch_parity.cpp compares wisp against them.
   gemma2-tiny     sliding window (16) on the even layers, attention soft-cap 5, final soft-cap 30
   phi3-tiny       fused attn_qkv and gate/up, partial rotary (half the head), LongRoPE short/long
                   factors and attn_factor (the short ones apply: the context is the original one)
+  phi3-long-tiny  phi3-tiny's layout with an original context of 256, below llama.cpp's 512: the
+                  long factors apply
   smollm3-tiny    llama with no rope on every 4th layer
   olmo2-tiny      no pre-norms, post-attention/FFN norms, q/k RMSNorm over the whole width
   granite-tiny    embedding, residual, attention and logit multipliers
@@ -197,12 +199,15 @@ def write_gemma2(path: Path, seed: int) -> None:
     t.close()
 
 
-def write_phi3(path: Path, seed: int) -> None:
+def write_phi3(path: Path, seed: int, orig_ctx: int = 1024) -> None:
     t = Tiny(path, "phi3", seed, n_head=4, n_head_kv=4, ctx=4096)
     t.w.add_rope_freq_base(10000.0)
     t.w.add_rope_dimension_count(t.head_dim // 2)
-    t.w.add_rope_scaling_orig_ctx_len(1024)  # llama.cpp's 512-token context is within it: short factors
-    t.w.add_rope_scaling_attn_factors(1.1902380714238083)
+    # llama.cpp's context (512) within the original one: the short factors; beyond it: the long ones.
+    t.w.add_rope_scaling_orig_ctx_len(orig_ctx)
+    # What the converter writes: sqrt(1 + ln(scale) / ln(original context)), scale = 4096 / original.
+    t.w.add_rope_scaling_attn_factors(1.1902380714238083 if orig_ctx == 1024 else
+                                      math.sqrt(1 + math.log(4096 / orig_ctx) / math.log(orig_ctx)))
     half = t.head_dim // 4
     t.add("rope_factors_short.weight", (1.0 + t.rng.random(half) * 2.0).astype(np.float32))
     t.add("rope_factors_long.weight", (4.0 + t.rng.random(half) * 20.0).astype(np.float32))
@@ -330,6 +335,7 @@ JOBS = {
     "llama3-tiny": (write_llama3, 20251203),
     "gemma2-tiny": (write_gemma2, 20251204),
     "phi3-tiny": (write_phi3, 20251205),
+    "phi3-long-tiny": (lambda p, s: write_phi3(p, s, orig_ctx=256), 20251212),
     "smollm3-tiny": (write_smollm3, 20251206),
     "olmo2-tiny": (write_olmo2, 20251207),
     "granite-tiny": (write_granite, 20251208),

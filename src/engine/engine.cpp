@@ -42,7 +42,8 @@ std::unique_ptr<detail::EngineState> make_state(std::shared_ptr<const Model> mod
       model, opts, KvPool(std::move(storage)), std::move(choice.backend), nullptr, {}, {}, {}, {}, choice.device});
   st->transformer = std::make_unique<model::Transformer>(
       detail::model_state(*model), *st->backend,
-      model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact});
+      model::KvNumerics{.round_f16 = opts.kv_f16_rounding, .batch_invariant = !opts.exact},
+      static_cast<std::int64_t>(opts.kv_tokens));
   return st;
 }
 

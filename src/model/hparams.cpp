@@ -310,6 +310,7 @@ HParams read_hparams(const GgufFile& f) {
   if (!eps) k.fail("attention.layer_norm_rms_epsilon", "is missing (the RMSNorm epsilon)");
   hp.rms_eps = static_cast<float>(eps->as_f64());
   hp.n_vocab = vocab_size(f, k);
+  hp.n_ctx_orig = k.count_or("rope.scaling.original_context_length", hp.n_ctx_train);
   read_rope_scaling(f, k, hp);
 
   // Defaults are llama's; each other architecture states how it differs.

@@ -52,6 +52,9 @@ struct HParams {
   float rope_freq_scale = 1.0f;
   float rope_ext_factor = 0.0f;   // YaRN (kernels/rope.h); global layers only
   float rope_attn_factor = 1.0f;  // cos/sin magnitude (YaRN, LongRoPE); global layers only
+  // The context the rope was trained for before scaling (rope.scaling.original_context_length,
+  // else context_length): LongRoPE's long factors serve sequences that may grow beyond it.
+  std::int64_t n_ctx_orig = 0;
   float rope_corr_dims[2] = {0.0f, 0.0f};
   float rope_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;

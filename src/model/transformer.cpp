@@ -6,8 +6,15 @@
 
 namespace wisp::model {
 
-Transformer::Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics)
-    : m_(model), hp_(model.hp), be_(backend), num_(numerics), moe_(model.hp, backend) {}
+Transformer::Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics, std::int64_t n_ctx)
+    : m_(model),
+      hp_(model.hp),
+      be_(backend),
+      num_(numerics),
+      rope_freqs_(model.weights.rope_freqs_long != nullptr && n_ctx > model.hp.n_ctx_orig
+                      ? model.weights.rope_freqs_long
+                      : model.weights.rope_freqs),
+      moe_(model.hp, backend) {}
 
 void Transformer::reserve(std::int64_t n_tok, std::int64_t n_out) {
   if (n_tok > cap_tok_) {
@@ -61,7 +68,7 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
     rp.style = hp_.rope_style;
     rp.freq_base = swa ? hp_.rope_base_swa : hp_.rope_base;
     rp.freq_scale = swa ? hp_.rope_freq_scale_swa : hp_.rope_freq_scale;
-    rp.freq_factors = m_.weights.rope_freqs;
+    rp.freq_factors = rope_freqs_;
     // YaRN and the magnitude factor are the global layers' (sliding ones keep plain rope, except
     // on gpt-oss, whose every layer has them).
     if (!swa || hp_.rope_yarn_swa) {

@@ -29,7 +29,10 @@ class Transformer {
   // Tokens per forward pass at most; longer inputs are split by the caller.
   static constexpr std::int64_t kMaxBatch = 512;
 
-  Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics);
+  // n_ctx: the longest a sequence can grow here (the engine's KV pool). It picks LongRoPE's factor
+  // set as llama.cpp picks by its context size: the long factors when n_ctx exceeds the original
+  // context (HParams::n_ctx_orig), else the short ones (also for 0: passes over a known short text).
+  Transformer(const detail::ModelState& model, Backend& backend, KvNumerics numerics, std::int64_t n_ctx = 0);
 
   // Evaluates one step: tokens[r] is row r of `batch` (its sequence and position there), whose
   // KV slots must already be reserved in pool. Writes the logits of rows logit_rows[i] (in that
@@ -46,6 +49,7 @@ class Transformer {
   const HParams& hp_;
   Backend& be_;
   KvNumerics num_;
+  const float* rope_freqs_;  // the frequency factors every layer's rope divides by, or null
   std::int64_t cap_tok_ = 0;
   std::int64_t cap_out_ = 0;
   ActBuffer x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_;

@@ -153,10 +153,9 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
   }
   if (hp.arch == Arch::kPhi3) {
     // LongRoPE: the short factors serve contexts up to the original one, the long factors beyond
-    // it; llama.cpp picks by the context it is created with. wisp runs the short ones (bound so
-    // the file loads; the long ones are not used yet).
+    // it (the Transformer picks by the engine's context, model/transformer.h).
     w.rope_freqs = b.vector("rope_factors_short.weight", hp.n_rot / 2, false);
-    b.vector("rope_factors_long.weight", hp.n_rot / 2, false);
+    w.rope_freqs_long = b.vector("rope_factors_long.weight", hp.n_rot / 2, false);
   }
 
   // Per-head q/k norms (gemma3, qwen3) or whole-width ones (olmo2); the norms around attention

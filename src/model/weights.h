@@ -45,7 +45,8 @@ struct ModelWeights {
   const float* output_norm = nullptr;
   kernels::MatrixView output;  // token_embd itself when the file has no output.weight (tied)
   const float* output_bias = nullptr;
-  const float* rope_freqs = nullptr;  // Llama 3 frequency factors (n_rot / 2), optional
+  const float* rope_freqs = nullptr;       // Llama 3 frequency factors (n_rot / 2), or LongRoPE's short ones
+  const float* rope_freqs_long = nullptr;  // LongRoPE's long factors (phi3), optional
   bool tied_output = false;
   std::vector<LayerWeights> layers;
   // The sparse outlier tables the MatrixViews point at (model/outlier_tables.h); empty for most files.

@@ -3,9 +3,10 @@
 // skipped where scripts have not made it: the float dots) and on random-weight models of
 // the architectures no real model here covers (qwen2 with QKV biases, llama with a separate output
 // matrix and GQA 4:1, gemma3 with sliding windows inside the text and soft-capping; then qwen3,
-// qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3, smollm3, olmo2, granite, the
-// mixtures of experts qwen3moe (8 experts, top-3) and Mixtral-style llama (4, top-2), one Q8_0 file
-// each, and gpt-oss (4 experts, top-2, MXFP4 experts) from scripts/gen_golden_arch_logits.py):
+// qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3 (LongRoPE short and long factors), smollm3, olmo2,
+// granite, the mixtures of experts qwen3moe (8 experts, top-3) and
+// Mixtral-style llama (4, top-2), one Q8_0 file each, and gpt-oss (4 experts, top-2, MXFP4 experts) from
+// scripts/gen_golden_arch_logits.py):
 //   - over a 256-token text: top-1 agreement >= 99% and the largest |delta logit| over llama.cpp's
 //     top-10 of every position (printed), and the largest |delta| over the full vocabulary at a few
 //     positions (llama.cpp's values stored as float16, so that part carries half-precision error);
@@ -156,6 +157,24 @@ TEST_P(Parity, GreedyContinuationsMatch) {
   EXPECT_GE(equal, GetParam().min_continuations_equal);
 }
 
+// LongRoPE's factor set follows the context, as llama.cpp's does: phi3-long-tiny's golden was made
+// with a context (512) beyond its original one (256), so the long factors; an engine whose sequences
+// cannot outgrow the original context runs the short ones, and its logits part from llama.cpp's.
+TEST(LongRope, ShortFactorsWithinTheOriginalContext) {
+  const test::GoldenLogits g = test::load_golden_logits("phi3-long-tiny");
+  if (!std::filesystem::exists(g.model_path)) GTEST_SKIP() << "model not found: " << g.model_path;
+  const auto model = Model::load(g.model_path);
+  Session s(model, {.n_ctx = 256, .n_threads = test_threads(), .exact = true, .exact_isa = g.ggml_isa});
+  const auto V = static_cast<std::size_t>(g.n_vocab);
+  const auto logits = s.eval_all(std::span(g.tokens).subspan(0, 64));
+  double max_delta = 0.0;
+  for (std::size_t pos = 0; pos < 64; ++pos)
+    for (const auto& [id, ref] : g.top[pos])
+      max_delta = std::max(max_delta, std::abs(static_cast<double>(logits[pos * V + id]) - ref));
+  std::printf("[phi3-long-tiny at n_ctx 256, short factors] max |dlogit| over llama.cpp's top-10: %.5f\n", max_delta);
+  EXPECT_GT(max_delta, 0.05);
+}
+
 INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                          ::testing::Values(ParityCase{"smollm2-135m", 0.01, 5}, ParityCase{"gemma3-270m", 0.01, 5},
                                            ParityCase{"smollm2-135m-f16", 0.01, 5}, ParityCase{"qwen2-tiny", 0.01, 3},
@@ -172,8 +191,8 @@ INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                                            ParityCase{"smollm3-tiny", 0.01, 3}, ParityCase{"granite-tiny", 0.01, 3},
                                            ParityCase{"qwen3-tiny", 0.01, 3}, ParityCase{"qwen3-yarn-tiny", 0.01, 3},
                                            ParityCase{"llama3-tiny", 0.01, 3}, ParityCase{"gemma2-tiny", 0.01, 3},
-                                           ParityCase{"phi3-tiny", 0.01, 3}, ParityCase{"olmo2-tiny", 0.01, 3},
-                                           ParityCase{"qwen3moe-tiny", 0.01, 3},
+                                           ParityCase{"phi3-tiny", 0.01, 3}, ParityCase{"phi3-long-tiny", 0.01, 3},
+                                           ParityCase{"olmo2-tiny", 0.01, 3}, ParityCase{"qwen3moe-tiny", 0.01, 3},
                                            ParityCase{"mixtral-tiny", kFloatNoise, 3},
                                            // gpt-oss: MXFP4 experts (repacked, one token at a time as
                                            // ggml's mul_mat_id runs them), sinks, biases, clamped SwiGLU.
