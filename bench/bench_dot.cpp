@@ -3,6 +3,7 @@
 // (weight bytes read per second: what decode is bound by). Run: build-*/bench/bench_kernels.
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <string>
@@ -50,6 +51,29 @@ std::vector<std::uint8_t> random_wq(std::uint32_t id, const Shape& shape, std::m
   return w;
 }
 
+// The scale fields random_matrix leaves random (MXFP4's exponents, IQ1_M's d spread over the top
+// nibbles of its scales) set to moderate values: random ones give subnormal products, whose
+// microcode assists would be timed instead of the kernel.
+void moderate_scales(GgmlType type, std::vector<std::uint8_t>& w) {
+  if (type == GgmlType::kMXFP4) {
+    for (std::size_t b = 0; b < w.size() / sizeof(BlockMXFP4); ++b) {
+      auto& e = w[b * sizeof(BlockMXFP4) + offsetof(BlockMXFP4, e)];
+      e = static_cast<std::uint8_t>(118 + e % 10);
+    }
+  } else if (type == GgmlType::kIQ1_M) {
+    const std::uint16_t d = f32_to_f16(0.01f);
+    for (std::size_t b = 0; b < w.size() / sizeof(BlockIQ1_M); ++b) {
+      std::uint16_t sc[4];
+      std::uint8_t* p = w.data() + b * sizeof(BlockIQ1_M) + offsetof(BlockIQ1_M, scales);
+      std::memcpy(sc, p, sizeof sc);
+      for (int k = 0; k < 4; ++k) {
+        sc[k] = static_cast<std::uint16_t>((sc[k] & 0x0fff) | (((d >> (4 * k)) & 0x0f) << 12));
+      }
+      std::memcpy(p, sc, sizeof sc);
+    }
+  }
+}
+
 void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa, kernels::DotOrder order) {
   const auto* k = kernels::find_dot_kernel_for(type, isa);
   if (k == nullptr) {
@@ -57,9 +81,10 @@ void gemv(benchmark::State& state, std::uint32_t type, Shape shape, Isa isa, ker
     return;
   }
   std::mt19937 rng(7);
-  const std::vector<std::uint8_t> w =
-      is_wq_type(type) ? random_wq(type, shape, rng)
-                       : test::random_matrix(static_cast<GgmlType>(type), shape.n_rows, shape.n_cols, rng);
+  std::vector<std::uint8_t> w = is_wq_type(type)
+                                    ? random_wq(type, shape, rng)
+                                    : test::random_matrix(static_cast<GgmlType>(type), shape.n_rows, shape.n_cols, rng);
+  if (!is_wq_type(type)) moderate_scales(static_cast<GgmlType>(type), w);
   const std::size_t row_bytes = w.size() / static_cast<std::size_t>(shape.n_rows);
   std::vector<float> x(static_cast<std::size_t>(shape.n_cols));
   std::normal_distribution<float> normal;
@@ -102,11 +127,14 @@ void act_quant(benchmark::State& state, kernels::ActFormat f, std::int64_t n, Is
 const int kRegistered = [] {
   constexpr auto id = [](GgmlType t) { return static_cast<std::uint32_t>(t); };
   const std::uint32_t types[] = {
-      id(GgmlType::kQ4_0),  id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1),   id(GgmlType::kQ8_0),
-      id(GgmlType::kQ2_K),  id(GgmlType::kQ3_K), id(GgmlType::kQ4_K), id(GgmlType::kQ5_K),   id(GgmlType::kQ6_K),
-      id(GgmlType::kF32),   id(GgmlType::kF16),  id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
-      id(GgmlType::kTQ2_0), wq_type_id(2, 64),   wq_type_id(3, 64),   wq_type_id(4, 32),     wq_type_id(4, 128),
-      wq_type_id(5, 64),    wq_type_id(6, 64),   wq_type_id(8, 32)};
+      id(GgmlType::kQ4_0), id(GgmlType::kQ4_1), id(GgmlType::kQ5_0), id(GgmlType::kQ5_1), id(GgmlType::kQ8_0),
+      id(GgmlType::kQ2_K), id(GgmlType::kQ3_K), id(GgmlType::kQ4_K), id(GgmlType::kQ5_K), id(GgmlType::kQ6_K),
+      id(GgmlType::kF32), id(GgmlType::kF16), id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
+      id(GgmlType::kTQ2_0), wq_type_id(2, 64), wq_type_id(3, 64), wq_type_id(4, 32), wq_type_id(4, 128),
+      wq_type_id(5, 64), wq_type_id(6, 64), wq_type_id(8, 32),
+      // The other new block types (issue 13): the ternary TQ1_0, MXFP4 and the grid types.
+      id(GgmlType::kTQ1_0), id(GgmlType::kMXFP4), id(GgmlType::kIQ2_XXS), id(GgmlType::kIQ2_XS), id(GgmlType::kIQ2_S),
+      id(GgmlType::kIQ3_XXS), id(GgmlType::kIQ3_S), id(GgmlType::kIQ1_S), id(GgmlType::kIQ1_M)};
   for (std::uint32_t t : types) {
     const BlockTypeInfo* info = find_block_type(t);
     const std::string tname = info != nullptr ? info->name : std::to_string(t);
