@@ -1,4 +1,4 @@
-// wisp's K-quant order in prefill (Q4_K, Q6_K) on the Llama-3.2-1B shape's matrices (models/shapes/)
+// wisp's K-quant order in prefill (Q2_K .. Q6_K) on the Llama-3.2-1B shape's matrices (models/shapes/)
 // and a 128-token batch, one thread, three ways: llama.cpp's one-token order for every token (the
 // batch-invariant path before wisp's order: DotKernel::dot, or the repacked GEMV for rows % 8 == 0),
 // wisp's one-token kernel for every token (dot_invariant), and its 8-row GEMM (MultiDot::gemm8,
@@ -102,7 +102,7 @@ void register_all() {
     Shape shape;
   } shapes[] = {
       {"attn_q_2048x2048", {2048, 2048}}, {"ffn_up_2048x8192", {8192, 2048}}, {"ffn_down_8192x2048", {2048, 8192}}};
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     for (const auto& sh : shapes) {
       const std::string suffix = std::string(wisp::block_type(type).name) + "/" + sh.name;
       benchmark::RegisterBenchmark(("ggml_one_token/" + suffix).c_str(), BM_GgmlOneToken, type, sh.shape)

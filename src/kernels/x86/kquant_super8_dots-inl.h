@@ -37,7 +37,7 @@ inline float super8_dot(const void* w, const void* a, std::int64_t n, Sums&& sum
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const std::int64_t nb = n / kQK_K;
   __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
-  const auto step = [&](const __m256i (&ps)[8], const __m256i (&pm)[8], __m256 xd, __m256 xm, __m256 dy) {
+  const auto step = [&](const __m256i(&ps)[8], const __m256i(&pm)[8], __m256 xd, __m256 xm, __m256 dy) {
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum32x8(ps)), _mm256_mul_ps(xd, dy), acc);
     if constexpr (kMin) macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum32x8(pm)), _mm256_mul_ps(xm, dy), macc);
   };
@@ -47,8 +47,8 @@ inline float super8_dot(const void* w, const void* a, std::int64_t n, Sums&& sum
     prefetch_ahead(x + b, sizeof(Block) * 8);
     __m256i ps[8], pm[8];
     for (int k = 0; k < 8; ++k) sums(x[b + k], y[b + k], ps[k], pm[k]);
-    const __m256 dy = _mm256_setr_ps(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d, y[b + 4].d, y[b + 5].d, y[b + 6].d,
-                                     y[b + 7].d);
+    const __m256 dy =
+        _mm256_setr_ps(y[b].d, y[b + 1].d, y[b + 2].d, y[b + 3].d, y[b + 4].d, y[b + 5].d, y[b + 6].d, y[b + 7].d);
     __m256 xm = _mm256_setzero_ps();
     if constexpr (kMin) xm = halves8(x + b, [](const Block& v) { return v.dmin; });
     step(ps, pm, halves8(x + b, d_of), xm, dy);
@@ -77,10 +77,32 @@ float dot_q4_k_super8(const void* w, const void* a, std::int64_t n) {
     const Q4KScales s = q4k_scales(x.scales);
     __m256i isum = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      isum = _mm256_add_epi32(isum,
-                              q4k_pair(x.qs + 32 * c, y.qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
+      isum =
+          _mm256_add_epi32(isum, q4k_pair(x.qs + 32 * c, y.qs + 64 * c, q4k_scale(s, 2 * c), q4k_scale(s, 2 * c + 1)));
     }
     ps = isum;
+    pm = _mm256_zextsi128_si256(q4k_min_products(y, s.min));
+  });
+}
+
+float dot_q2_k_super8(const void* w, const void* a, std::int64_t n) {
+  return super8_dot<BlockQ2_K, true>(w, a, n, [](const BlockQ2_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
+    ps = q2k_lanes(x, y);
+    pm = q2k_min_lanes(x, y);
+  });
+}
+
+float dot_q3_k_super8(const void* w, const void* a, std::int64_t n) {
+  return super8_dot<BlockQ3_K, false>(w, a, n, [](const BlockQ3_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
+    ps = q3k_lanes(x, y);
+    pm = _mm256_setzero_si256();
+  });
+}
+
+float dot_q5_k_super8(const void* w, const void* a, std::int64_t n) {
+  return super8_dot<BlockQ5_K, true>(w, a, n, [](const BlockQ5_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
+    const Q4KScales s = q4k_scales(x.scales);
+    ps = q5k_lanes(x, y, s);
     pm = _mm256_zextsi128_si256(q4k_min_products(y, s.min));
   });
 }

@@ -27,6 +27,7 @@
 #include "kernels/kquant_unpack.h"
 #include "kernels/multi_dots.h"
 #include "kernels/x86/blocks8_gemm-inl.h"
+#include "kernels/x86/kquant_dots-inl.h"
 #include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
@@ -36,21 +37,91 @@ namespace {
 struct KTile {
   __m256i codes[64];   // vector c: unsigned codes 4c .. 4c + 3 of each row (row r in lane r)
   __m256i scales[16];  // sub-block j's scale in both int16 halves of each lane
-  __m256i pairs[8];    // Q4_K: minimums (2i, 2i + 1) as int16 pairs; Q6_K: scales (2i, 2i + 1)
+  // int16 pairs (2i, 2i + 1) per lane of the factors of the activation-sum term: the minimums
+  // (Q2_K, Q4_K, Q5_K) or, for the types whose codes carry an offset (Q3_K, Q6_K), the scales.
+  __m256i pairs[8];
   float d[8];
   float dmin[8];
 };
 static_assert(sizeof(KTile) <= kQK_K / 32 * 384, "gemm8_scratch_bytes covers a K-quant tile");
 
-enum class KGemm { kQ4_K, kQ6_K };
+// What differs between the K-quants in the GEMM: the sub-block count, how many code dwords are
+// added in int16 before the madd by the scale (the int16 bound: dwords x 2 x the largest code x
+// 128 < 2^15), and the activation-sum term: per 32 values (4 pairs) or per 16 (8), taken as the
+// minimums' M_b (kMin) or as the offset of unsigned codes subtracted from S_b.
+template <class Block>
+struct KTraits;
+template <>
+struct KTraits<BlockQ2_K> {
+  static constexpr int kSub = 16, kGroup = 4, kPairs = 8, kOffset = 0;  // codes <= 3
+  static constexpr bool kMin = true;
+};
+template <>
+struct KTraits<BlockQ3_K> {
+  static constexpr int kSub = 16, kGroup = 4, kPairs = 8, kOffset = 4;  // codes + 4 <= 7
+  static constexpr bool kMin = false;
+};
+template <>
+struct KTraits<BlockQ4_K> {
+  static constexpr int kSub = 8, kGroup = 8, kPairs = 4, kOffset = 0;  // codes <= 15: 8 x 3840
+  static constexpr bool kMin = true;
+};
+template <>
+struct KTraits<BlockQ5_K> {
+  static constexpr int kSub = 8, kGroup = 4, kPairs = 4, kOffset = 0;  // codes <= 31: 4 x 7936
+  static constexpr bool kMin = true;
+};
+template <>
+struct KTraits<BlockQ6_K> {
+  static constexpr int kSub = 16, kGroup = 2, kPairs = 8, kOffset = 32;  // codes + 32 <= 63: 2 x 16128
+  static constexpr bool kMin = false;
+};
 
-// The 256 unsigned codes of super-block x as bytes in value order (Q4_K: 0..15; Q6_K: q + 32, 0..63).
+inline void store32(std::uint8_t* out, __m256i v) { _mm256_store_si256(reinterpret_cast<__m256i*>(out), v); }
+
+// The 256 unsigned codes of super-block x as bytes in value order (the signed code plus the
+// type's offset), and its sub-block scales and activation-sum factors (minimums or scales).
+inline void codes_of(const BlockQ2_K& x, std::uint8_t* out) {
+  const __m256i m3 = _mm256_set1_epi8(3);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i bits = load32(x.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) store32(out + 128 * h + 32 * s, _mm256_and_si256(_mm256_srli_epi16(bits, 2 * s), m3));
+  }
+}
+inline void codes_of(const BlockQ3_K& x, std::uint8_t* out) {
+  const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+  const __m256i hbits = load32(x.hmask);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i bits = load32(x.qs + 32 * h);
+    for (int s = 0; s < 4; ++s) {
+      const int chunk = 4 * h + s;
+      const __m256i bit = _mm256_set1_epi8(static_cast<char>(1u << chunk));
+      const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * s), m3);
+      // + 4 where the hmask bit is set (the code is then lo; where clear lo - 4).
+      const __m256i hi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, bit), bit), four);
+      store32(out + 32 * chunk, _mm256_or_si256(lo, hi));
+    }
+  }
+}
 inline void codes_of(const BlockQ4_K& x, std::uint8_t* out) {
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int c = 0; c < 4; ++c) {
     const __m256i q = load32(x.qs + 32 * c);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * c), _mm256_and_si256(q, m4));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+    store32(out + 64 * c, _mm256_and_si256(q, m4));
+    store32(out + 64 * c + 32, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+  }
+}
+inline void codes_of(const BlockQ5_K& x, std::uint8_t* out) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+  const __m256i hv = load32(x.qh);
+  for (int c = 0; c < 4; ++c) {
+    const __m256i q = load32(x.qs + 32 * c);
+    // Bit 2c (low nibbles) and 2c + 1 (high nibbles) of qh[l] as the fifth bit (16-bit shifts:
+    // the mask keeps each byte's own bit).
+    const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hv, 2 * c), one), 4);
+    const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hv, 2 * c + 1), one), 4);
+    store32(out + 64 * c, _mm256_or_si256(_mm256_and_si256(q, m4), h0));
+    store32(out + 64 * c + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1));
   }
 }
 inline void codes_of(const BlockQ6_K& x, std::uint8_t* out) {
@@ -63,13 +134,32 @@ inline void codes_of(const BlockQ6_K& x, std::uint8_t* out) {
         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qa, 4), m4), _mm256_and_si256(hv, m2)),
         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qb, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hv, 2), m2)),
     };
-    for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(out + 128 * h + 32 * k), c[k]);
+    for (int k = 0; k < 4; ++k) store32(out + 128 * h + 32 * k, c[k]);
   }
 }
 
+// Sub-block scales and the activation-sum factors (minimums, or the scales again), as ints.
+inline void factors_of(const BlockQ2_K& x, int* sc, int* f) {
+  for (int j = 0; j < 16; ++j) {
+    sc[j] = x.scales[j] & 0x0f;
+    f[j] = x.scales[j] >> 4;
+  }
+}
+inline void factors_of(const BlockQ3_K& x, int* sc, int* f) {
+  short s[16];
+  q3k_scales(x.scales, s);
+  for (int j = 0; j < 16; ++j) sc[j] = f[j] = s[j];
+}
+inline void factors_of(const BlockQ4_K& x, int* sc, int* f) { unpack_k_scale_min(x.scales, sc, f); }
+inline void factors_of(const BlockQ5_K& x, int* sc, int* f) { unpack_k_scale_min(x.scales, sc, f); }
+inline void factors_of(const BlockQ6_K& x, int* sc, int* f) {
+  for (int j = 0; j < 16; ++j) sc[j] = f[j] = x.scales[j];
+}
+
 // Super-block b of the 8 rows into the tile.
-template <KGemm K, class Block>
+template <class Block>
 inline void pack_k(const Block* const (&rows)[8], std::int64_t b, KTile& t) {
+  using Tr = KTraits<Block>;
   alignas(32) std::uint8_t codes[8][kQK_K];
   for (int r = 0; r < 8; ++r) codes_of(rows[r][b], codes[r]);
   for (int g = 0; g < 16; ++g) {  // 16 bytes (4 dwords) of every row at a time
@@ -82,20 +172,16 @@ inline void pack_k(const Block* const (&rows)[8], std::int64_t b, KTile& t) {
   auto* pr = reinterpret_cast<std::int16_t*>(t.pairs);
   for (int r = 0; r < 8; ++r) {
     const Block& x = rows[r][b];
-    if constexpr (K == KGemm::kQ4_K) {
-      int s[8], m[8];
-      unpack_k_scale_min(x.scales, s, m);
-      for (int j = 0; j < 8; ++j) sc[16 * j + 2 * r] = sc[16 * j + 2 * r + 1] = static_cast<std::int16_t>(s[j]);
-      for (int j = 0; j < 8; ++j) pr[16 * (j / 2) + 2 * r + j % 2] = static_cast<std::int16_t>(m[j]);
+    int s[16], f[16];
+    factors_of(x, s, f);
+    for (int j = 0; j < Tr::kSub; ++j) sc[16 * j + 2 * r] = sc[16 * j + 2 * r + 1] = static_cast<std::int16_t>(s[j]);
+    for (int j = 0; j < 2 * Tr::kPairs; ++j) pr[16 * (j / 2) + 2 * r + j % 2] = static_cast<std::int16_t>(f[j]);
+    t.d[r] = h2f(x.d);
+    if constexpr (Tr::kMin) {
       t.dmin[r] = h2f(x.dmin);
     } else {
-      for (int j = 0; j < 16; ++j) {
-        sc[16 * j + 2 * r] = sc[16 * j + 2 * r + 1] = x.scales[j];
-        pr[16 * (j / 2) + 2 * r + j % 2] = x.scales[j];
-      }
       t.dmin[r] = 0.0f;
     }
-    t.d[r] = h2f(x.d);
   }
 }
 
@@ -105,22 +191,26 @@ inline __m256i bcast_pair(const std::int16_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// The exact S_b and M_b of the tile's 8 rows with T tokens' super-blocks y[t] (one int32 per row).
-// Q4_K: maddubs pairs (<= 2 * 15 * 127) added in int16 over a 32-value sub-block (16 of them,
-// <= 30480 < 2^15), then one madd by the scale (<= 63). Q6_K: pairs <= 2 * 63 * 127 = 16002, two
-// added in int16 (<= 32004) before each madd by the signed scale; the offset 32 through the
-// activation sums: sum(sc (q - 32) a) = sum(sc q a) - 32 sum(sc bsum).
-template <KGemm K, int T>
+// The exact S_b and M_b of the tile's 8 rows with T tokens' super-blocks y[t] (one int32 per row):
+// per sub-block, maddubs pair sums of kGroup code dwords added in int16 (within 2^15: KTraits),
+// then madd by the scale pair to int32; the activation-sum term as one madd per factor pair with
+// the activation's code sums (per 32 values: bsums added in pairs, <= 32 * 128, exact in int16).
+// The offset of the unsigned codes leaves through it: sum(sc (q - o) a) = sum(sc q a) - o sum(sc bsum).
+template <class Block, int T>
 inline void k_block_sums(const KTile& tile, const BlockQ8_K* const (&y)[T], __m256i (&s_out)[T], __m256i (&m_out)[T]) {
+  using Tr = KTraits<Block>;
+  constexpr int kDw = 64 / Tr::kSub;  // code dwords per sub-block
   __m256i S[T];
   for (int t = 0; t < T; ++t) S[t] = _mm256_setzero_si256();
-  if constexpr (K == KGemm::kQ4_K) {
 #pragma GCC unroll 1
-    for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < Tr::kSub; ++j) {
+    const __m256i scj = _mm256_load_si256(tile.scales + j);
+    for (int g = kDw * j; g < kDw * j + kDw; g += Tr::kGroup) {
+      // Two dwords per step, each step's pair added before it joins the int16 chain.
       __m256i s[T];
       for (int t = 0; t < T; ++t) s[t] = _mm256_setzero_si256();
 #pragma GCC unroll 1
-      for (int c = 8 * j; c < 8 * j + 8; c += 2) {
+      for (int c = g; c < g + Tr::kGroup; c += 2) {
         const __m256i w0 = _mm256_load_si256(tile.codes + c), w1 = _mm256_load_si256(tile.codes + c + 1);
         for (int t = 0; t < T; ++t) {
           const __m256i p0 = _mm256_maddubs_epi16(w0, bcast4(y[t]->qs + 4 * c));
@@ -128,40 +218,24 @@ inline void k_block_sums(const KTile& tile, const BlockQ8_K* const (&y)[T], __m2
           s[t] = _mm256_add_epi16(s[t], _mm256_add_epi16(p0, p1));
         }
       }
-      const __m256i scj = _mm256_load_si256(tile.scales + j);
       for (int t = 0; t < T; ++t) S[t] = _mm256_add_epi32(S[t], _mm256_madd_epi16(s[t], scj));
     }
-    for (int t = 0; t < T; ++t) {
-      // The 32-value activation sums: bsums (per 16) added in pairs (<= 32 * 127, exact in int16).
-      alignas(16) std::int16_t a32[8];
+  }
+  for (int t = 0; t < T; ++t) {
+    alignas(16) std::int16_t a32[8];
+    const std::int16_t* asum = y[t]->bsums;
+    if constexpr (Tr::kPairs == 4) {
       _mm_store_si128(reinterpret_cast<__m128i*>(a32), _mm_hadd_epi16(load16(y[t]->bsums), load16(y[t]->bsums + 8)));
-      __m256i m = _mm256_setzero_si256();
-      for (int i = 0; i < 4; ++i)
-        m = _mm256_add_epi32(m, _mm256_madd_epi16(_mm256_load_si256(tile.pairs + i), bcast_pair(a32 + 2 * i)));
-      m_out[t] = m;
+      asum = a32;
+    }
+    __m256i p = _mm256_setzero_si256();
+    for (int i = 0; i < Tr::kPairs; ++i)
+      p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_load_si256(tile.pairs + i), bcast_pair(asum + 2 * i)));
+    if constexpr (Tr::kMin) {
       s_out[t] = S[t];
-    }
-  } else {
-#pragma GCC unroll 1
-    for (int j = 0; j < 16; ++j) {
-      const int c = 4 * j;
-      const __m256i w0 = _mm256_load_si256(tile.codes + c), w1 = _mm256_load_si256(tile.codes + c + 1);
-      const __m256i w2 = _mm256_load_si256(tile.codes + c + 2), w3 = _mm256_load_si256(tile.codes + c + 3);
-      const __m256i scj = _mm256_load_si256(tile.scales + j);
-      for (int t = 0; t < T; ++t) {
-        const std::int8_t* a = y[t]->qs + 4 * c;
-        const __m256i s01 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(a)), _mm256_maddubs_epi16(w1, bcast4(a + 4)));
-        const __m256i s23 =
-            _mm256_add_epi16(_mm256_maddubs_epi16(w2, bcast4(a + 8)), _mm256_maddubs_epi16(w3, bcast4(a + 12)));
-        S[t] = _mm256_add_epi32(S[t], _mm256_add_epi32(_mm256_madd_epi16(s01, scj), _mm256_madd_epi16(s23, scj)));
-      }
-    }
-    for (int t = 0; t < T; ++t) {
-      __m256i off = _mm256_setzero_si256();
-      for (int i = 0; i < 8; ++i)
-        off = _mm256_add_epi32(off, _mm256_madd_epi16(_mm256_load_si256(tile.pairs + i), bcast_pair(y[t]->bsums + 2 * i)));
-      s_out[t] = _mm256_sub_epi32(S[t], _mm256_slli_epi32(off, 5));
+      m_out[t] = p;
+    } else {
+      s_out[t] = _mm256_sub_epi32(S[t], _mm256_mullo_epi32(p, _mm256_set1_epi32(Tr::kOffset)));
       m_out[t] = _mm256_setzero_si256();
     }
   }
@@ -169,9 +243,9 @@ inline void k_block_sums(const KTile& tile, const BlockQ8_K* const (&y)[T], __m2
 
 // T tokens (ys[t] their activation rows) against the tile's nb super-blocks: out[t] = the 8 rows'
 // outputs.
-template <KGemm K, int T>
+template <class Block, int T>
 inline void k_gemm8_tokens(const KTile* tile, std::int64_t nb, const BlockQ8_K* const (&ys)[T], __m256 (&out)[T]) {
-  constexpr bool kMin = K == KGemm::kQ4_K;
+  constexpr bool kMin = KTraits<Block>::kMin;
   __m256 v[8][T];
   for (int k = 0; k < 8; ++k) {
     __m256 f[T], fm[T];
@@ -180,7 +254,7 @@ inline void k_gemm8_tokens(const KTile* tile, std::int64_t nb, const BlockQ8_K* 
       const BlockQ8_K* y[T];
       for (int t = 0; t < T; ++t) y[t] = ys[t] + b;
       __m256i s[T], m[T];
-      k_block_sums<K, T>(tile[b], y, s, m);
+      k_block_sums<Block, T>(tile[b], y, s, m);
       const __m256 xd = _mm256_load_ps(tile[b].d);
       for (int t = 0; t < T; ++t)
         f[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), _mm256_mul_ps(xd, _mm256_set1_ps(y[t]->d)), f[t]);
@@ -198,7 +272,7 @@ inline void k_gemm8_tokens(const KTile* tile, std::int64_t nb, const BlockQ8_K* 
   }
 }
 
-template <KGemm K, class Block>
+template <class Block>
 inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void* a, std::size_t a_stride,
                     std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride, void* scratch) {
   const std::int64_t nb = n / kQK_K;
@@ -209,7 +283,7 @@ inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void*
                                              static_cast<std::size_t>(std::min(r, n_rows - 1)) * w_stride);
   }
   auto* tile = reinterpret_cast<KTile*>((reinterpret_cast<std::uintptr_t>(scratch) + 31) & ~std::uintptr_t{31});
-  for (std::int64_t b = 0; b < nb; ++b) pack_k<K>(rows, b, tile[b]);
+  for (std::int64_t b = 0; b < nb; ++b) pack_k(rows, b, tile[b]);
   const auto* act = static_cast<const std::uint8_t*>(a);
   const auto store = [&](std::int64_t t, __m256 v) {
     float* dst = y + t * y_stride;
@@ -226,7 +300,7 @@ inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void*
     for (int t = 0; t < T; ++t)
       ys[t] = reinterpret_cast<const BlockQ8_K*>(act + static_cast<std::size_t>(t0 + t) * a_stride);
     __m256 out[T];
-    k_gemm8_tokens<K, T>(tile, nb, ys, out);
+    k_gemm8_tokens<Block, T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) store(t0 + t, out[t]);
   };
   std::int64_t t = 0;
@@ -239,15 +313,30 @@ inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void*
   }
 }
 
+[[maybe_unused]] void gemm8_q2_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                        std::int64_t y_stride, void* scratch) {
+  k_gemm8<BlockQ2_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm8_q3_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                        std::int64_t y_stride, void* scratch) {
+  k_gemm8<BlockQ3_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
 [[maybe_unused]] void gemm8_q4_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
                                         std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
                                         std::int64_t y_stride, void* scratch) {
-  k_gemm8<KGemm::kQ4_K, BlockQ4_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+  k_gemm8<BlockQ4_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm8_q5_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                        std::int64_t y_stride, void* scratch) {
+  k_gemm8<BlockQ5_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
 }
 [[maybe_unused]] void gemm8_q6_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
                                         std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
                                         std::int64_t y_stride, void* scratch) {
-  k_gemm8<KGemm::kQ6_K, BlockQ6_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+  k_gemm8<BlockQ6_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
 }
 
 }  // namespace

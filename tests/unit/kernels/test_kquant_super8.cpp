@@ -31,11 +31,14 @@ namespace {
 using kernels::ActFormat;
 using kernels::DotFn;
 
-constexpr GgmlType kTypes[] = {GgmlType::kQ4_K, GgmlType::kQ6_K};
+constexpr GgmlType kTypes[] = {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
 
 DotFn scalar_form(GgmlType t) {
   switch (t) {
+    case GgmlType::kQ2_K: return kernels::scalar::dot_q2_k_super8;
+    case GgmlType::kQ3_K: return kernels::scalar::dot_q3_k_super8;
     case GgmlType::kQ4_K: return kernels::scalar::dot_q4_k_super8;
+    case GgmlType::kQ5_K: return kernels::scalar::dot_q5_k_super8;
     case GgmlType::kQ6_K: return kernels::scalar::dot_q6_k_super8;
     default: return nullptr;
   }
@@ -109,15 +112,17 @@ TEST(KQuantSuper8, NormalizedErrorAgainstTheExactValueIsBounded) {
         double exact = 0.0, magnitude = 0.0;
         kernels::KBlock kb;
         for (std::int64_t b = 0; b < n / kQK_K; ++b) {
-          if (type == GgmlType::kQ4_K) {
-            kernels::unpack_kblock(reinterpret_cast<const BlockQ4_K*>(wr)[b], kb);
-          } else {
-            kernels::unpack_kblock(reinterpret_cast<const BlockQ6_K*>(wr)[b], kb);
+          switch (type) {
+            case GgmlType::kQ2_K: kernels::unpack_kblock(reinterpret_cast<const BlockQ2_K*>(wr)[b], kb); break;
+            case GgmlType::kQ3_K: kernels::unpack_kblock(reinterpret_cast<const BlockQ3_K*>(wr)[b], kb); break;
+            case GgmlType::kQ4_K: kernels::unpack_kblock(reinterpret_cast<const BlockQ4_K*>(wr)[b], kb); break;
+            case GgmlType::kQ5_K: kernels::unpack_kblock(reinterpret_cast<const BlockQ5_K*>(wr)[b], kb); break;
+            default: kernels::unpack_kblock(reinterpret_cast<const BlockQ6_K*>(wr)[b], kb); break;
           }
           for (int e = 0; e < kQK_K; ++e) {
             const int sub = e / kb.sub_len;
-            const double wv = static_cast<double>(kb.d) * kb.scale[sub] * kb.q[e] -
-                              static_cast<double>(kb.dmin) * kb.min[sub];
+            const double wv =
+                static_cast<double>(kb.d) * kb.scale[sub] * kb.q[e] - static_cast<double>(kb.dmin) * kb.min[sub];
             const double av = static_cast<double>(y[b].d) * y[b].qs[e];
             exact += wv * av;
             magnitude += std::abs(wv * av);

@@ -43,7 +43,10 @@ kernels::DotFn invariant_scalar_form(GgmlType t) {
     case GgmlType::kQ4_0: return kernels::scalar::dot_q4_0_blocks8;
     case GgmlType::kQ4_1: return kernels::scalar::dot_q4_1_blocks8;
     case GgmlType::kQ8_0: return kernels::scalar::dot_q8_0_blocks8;
+    case GgmlType::kQ2_K: return kernels::scalar::dot_q2_k_super8;
+    case GgmlType::kQ3_K: return kernels::scalar::dot_q3_k_super8;
     case GgmlType::kQ4_K: return kernels::scalar::dot_q4_k_super8;
+    case GgmlType::kQ5_K: return kernels::scalar::dot_q5_k_super8;
     case GgmlType::kQ6_K: return kernels::scalar::dot_q6_k_super8;
     default: return nullptr;
   }
