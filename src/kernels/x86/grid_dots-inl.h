@@ -28,11 +28,16 @@ inline __m256i grid_pairs(__m256i w, __m256i a) {
 
 // Negates the bytes of `mag` whose bit is set in `signs` (byte k of signs: elements 8k .. 8k + 7).
 inline __m256i apply_signs(__m256i mag, std::uint32_t signs) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  // The sign bits are the byte mask itself: one masked subtract from zero.
+  return _mm256_mask_sub_epi8(mag, static_cast<__mmask32>(signs), _mm256_setzero_si256(), mag);
+#else
   const __m256i spread = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
   const __m256i bits = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
   __m256i m = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(signs)), spread);
   m = _mm256_cmpeq_epi8(_mm256_and_si256(m, bits), bits);
   return _mm256_sub_epi8(_mm256_xor_si256(mag, m), m);
+#endif
 }
 
 // The 128 sign patterns of IQ2_XXS/IQ2_XS/IQ3_XXS as byte masks (0xff: negative), so a group's
@@ -222,9 +227,14 @@ inline float grid_d(const Block& x) {
 }
 
 // The 8 lanes of one sub-block: pair sums weighted by the first scale (lanes 0-3) and the second.
-inline __m256i scaled_lanes(__m256i w, const std::int8_t* a, int s0, int s1) {
+// Added to `lanes` (VNNI: one vpdpwssd, the same exact int32 sums as madd then add).
+inline __m256i add_scaled(__m256i lanes, __m256i w, const std::int8_t* a, int s0, int s1) {
   const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(s1)), _mm_set1_epi16(static_cast<short>(s0)));
-  return _mm256_madd_epi16(grid_pairs(w, load32(a)), sc);
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpwssd_epi32(lanes, grid_pairs(w, load32(a)), sc);
+#else
+  return _mm256_add_epi32(lanes, _mm256_madd_epi16(grid_pairs(w, load32(a)), sc));
+#endif
 }
 
 template <typename Block>
@@ -234,7 +244,7 @@ inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
   __m256i lanes = _mm256_setzero_si256();
   for (int ib = 0; ib < 8; ++ib) {
     const Sub32 s = sub32(x, ib, r);
-    lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, a + 32 * ib, s.s0, s.s1));
+    lanes = add_scaled(lanes, s.w, a + 32 * ib, s.s0, s.s1);
   }
   return lanes;
 }
@@ -266,10 +276,10 @@ float grid_tiled(const void* w, const void* a, std::int64_t n, float c) {
         __m256i shift;
         const Sub32 s = sub32(x[b], ib, r, &shift);
         const __m256i code = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), s.w), shift);  // 8 grid + shift
-        lanes = _mm256_add_epi32(lanes, scaled_lanes(code, y[b].qs + 32 * ib, s.s0, s.s1));
+        lanes = add_scaled(lanes, code, y[b].qs + 32 * ib, s.s0, s.s1);
       } else {
         const Sub32 s = sub32(x[b], ib, r);
-        lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
+        lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.s0, s.s1);
       }
     }
     const float t = (grid_d(x[b]) * c) * static_cast<float>(hsum_i32(lanes));
@@ -292,8 +302,8 @@ float iq1_one_token(const void* w, const void* a, std::int64_t n) {
     for (int ib = 0; ib < 8; ++ib) {
       __m256i shift;
       const Sub32 s = sub32(x[b], ib, r, &shift);
-      lanes = _mm256_add_epi32(lanes, scaled_lanes(s.w, y[b].qs + 32 * ib, s.s0, s.s1));
-      shift_lanes = _mm256_add_epi32(shift_lanes, scaled_lanes(shift, y[b].qs + 32 * ib, s.s0, s.s1));
+      lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.s0, s.s1);
+      shift_lanes = add_scaled(shift_lanes, shift, y[b].qs + 32 * ib, s.s0, s.s1);
     }
     const float d = y[b].d * grid_d(x[b]);
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
