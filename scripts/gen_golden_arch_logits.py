@@ -19,6 +19,8 @@ tokens). tests/unit/model/test_arch_parity.cpp compares wisp against them.
   smollm3-tiny    llama with no rope on every 4th layer
   olmo2-tiny      no pre-norms, post-attention/FFN norms, q/k RMSNorm over the whole width
   granite-tiny    embedding, residual, attention and logit multipliers
+  granitemoe-tiny granite's multipliers with 4 merged experts, 2 chosen per token (renormalized)
+  granitemoe-shared-tiny  granitemoe-tiny plus a shared expert (GraniteMoeShared) of another width
   qwen3moe-tiny   qwen3 attention, 8 merged experts, 3 chosen per token (weights renormalized)
   mixtral-tiny    llama with 4 merged experts, 2 chosen per token (Mixtral's layout)
   gpt-oss-tiny    gpt-oss: attention sinks, sliding window (16) on the even layers, q/k/v/o biases,
@@ -240,6 +242,28 @@ def write_granite(path: Path, seed: int) -> None:
     t.close()
 
 
+def write_granitemoe(path: Path, seed: int, shared: bool = False) -> None:
+    t = Tiny(path, "granitemoe", seed, n_ff=128)
+    t.w.add_rope_freq_base(10000.0)
+    t.w.add_logit_scale(4.0)
+    t.w.add_residual_scale(0.22)
+    t.w.add_embedding_scale(3.0)
+    t.w.add_attention_scale(0.25)
+    t.w.add_expert_count(4)
+    t.w.add_expert_used_count(2)
+    extra = None
+    if shared:
+        n_sh = 96
+        t.w.add_expert_shared_feed_forward_length(n_sh)
+
+        def extra(p: str) -> None:
+            t.add(p + "ffn_gate_shexp.weight", t.mat(n_sh, t.n_embd, 2.0))
+            t.add(p + "ffn_up_shexp.weight", t.mat(n_sh, t.n_embd))
+            t.add(p + "ffn_down_shexp.weight", t.mat(t.n_embd, n_sh))
+    t.skeleton(tied=False, experts=4, layer_extra=extra)
+    t.close()
+
+
 def write_qwen3moe(path: Path, seed: int) -> None:
     t = Tiny(path, "qwen3moe", seed, head_dim=64, n_ff=128)
     t.w.add_rope_freq_base(1000000.0)
@@ -340,6 +364,8 @@ JOBS = {
     "olmo2-tiny": (write_olmo2, 20251207),
     "granite-tiny": (write_granite, 20251208),
     "qwen3moe-tiny": (write_qwen3moe, 20251209),
+    "granitemoe-tiny": (write_granitemoe, 20251213),
+    "granitemoe-shared-tiny": (lambda p, s: write_granitemoe(p, s, shared=True), 20251214),
     "mixtral-tiny": (write_mixtral, 20251210),
     "gpt-oss-tiny": (write_gpt_oss, 20251211, "LLAMA_FTYPE_MOSTLY_MXFP4_MOE"),
 }

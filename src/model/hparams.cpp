@@ -56,9 +56,10 @@ struct ArchName {
   Arch arch;
 };
 constexpr ArchName kArchs[] = {
-    {"llama", Arch::kLlama},   {"qwen2", Arch::kQwen2},     {"qwen3", Arch::kQwen3},    {"qwen3moe", Arch::kQwen3Moe},
-    {"gemma2", Arch::kGemma2}, {"gemma3", Arch::kGemma3},   {"phi3", Arch::kPhi3},      {"smollm3", Arch::kSmolLM3},
-    {"olmo2", Arch::kOlmo2},   {"granite", Arch::kGranite}, {"gpt-oss", Arch::kGptOss},
+    {"llama", Arch::kLlama},       {"qwen2", Arch::kQwen2},           {"qwen3", Arch::kQwen3},
+    {"qwen3moe", Arch::kQwen3Moe}, {"gemma2", Arch::kGemma2},         {"gemma3", Arch::kGemma3},
+    {"phi3", Arch::kPhi3},         {"smollm3", Arch::kSmolLM3},       {"olmo2", Arch::kOlmo2},
+    {"granite", Arch::kGranite},   {"granitemoe", Arch::kGraniteMoe}, {"gpt-oss", Arch::kGptOss},
 };
 
 Arch parse_arch(const GgufFile& f) {
@@ -227,7 +228,7 @@ void apply_gpt_oss(const Keys& k, HParams& hp) {
 }
 
 // Experts: counts from the file; qwen3moe's and gpt-oss's expert size has its own key, llama's
-// MoE (Mixtral) uses feed_forward_length for it.
+// MoE (Mixtral) and granitemoe use feed_forward_length for it.
 void read_experts(const Keys& k, HParams& hp) {
   hp.n_expert = k.count_or("expert_count", 0);
   if (hp.n_expert == 0) {
@@ -239,7 +240,8 @@ void read_experts(const Keys& k, HParams& hp) {
     k.fail("expert_used_count", "= " + std::to_string(hp.n_expert_used) +
                                     " must be between 1 and expert_count = " + std::to_string(hp.n_expert));
   }
-  hp.n_ff_exp = hp.arch == Arch::kLlama ? hp.n_ff : k.count("expert_feed_forward_length");
+  const bool ff_is_expert = hp.arch == Arch::kLlama || hp.arch == Arch::kGraniteMoe;
+  hp.n_ff_exp = ff_is_expert ? hp.n_ff : k.count("expert_feed_forward_length");
   if (hp.n_ff_exp <= 0) k.fail("expert_feed_forward_length", "must be positive");
   hp.expert_weights_scale = k.real_or("expert_weights_scale", 0.0f);
 }
@@ -335,9 +337,14 @@ HParams read_hparams(const GgufFile& f) {
       break;
     case Arch::kOlmo2: apply_olmo2(k, hp); break;
     case Arch::kGranite: apply_granite(k, hp); break;
+    case Arch::kGraniteMoe:
+      apply_granite(k, hp);
+      hp.n_ff_shexp = k.count_or("expert_shared_feed_forward_length", 0);
+      break;
     case Arch::kGptOss: apply_gpt_oss(k, hp); break;
   }
-  if (hp.arch == Arch::kLlama || hp.arch == Arch::kQwen3Moe || hp.arch == Arch::kGptOss) read_experts(k, hp);
+  if (hp.arch == Arch::kLlama || hp.arch == Arch::kQwen3Moe || hp.arch == Arch::kGptOss || hp.arch == Arch::kGraniteMoe)
+    read_experts(k, hp);
   validate(f, k, hp);
   return hp;
 }

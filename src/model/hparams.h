@@ -23,7 +23,8 @@ enum class Arch : std::uint8_t {
   kSmolLM3,
   kOlmo2,
   kGranite,
-  kGptOss,  // "gpt-oss"
+  kGraniteMoe,  // "granitemoe": granite's multipliers, Mixtral-style experts, optionally a shared expert
+  kGptOss,      // "gpt-oss"
 };
 
 // The architectures wisp runs, by their general.architecture names, for messages ("llama, qwen2, ...").
@@ -96,6 +97,9 @@ struct HParams {
   std::int64_t n_expert_used = 0;
   std::int64_t n_ff_exp = 0;
   bool expert_weights_norm = true;
+  // granitemoe (GraniteMoeShared): one dense SwiGLU FFN of n_ff_shexp beside the routed experts,
+  // on the same input, added to their sum; 0 = none.
+  std::int64_t n_ff_shexp = 0;
   float expert_weights_scale = 0.0f;  // 0 or 1 = none
   // gpt-oss: the router's raw logits (plus its bias) pick the experts and the chosen ones' logits
   // are soft-maxed into their weights (llama.cpp's SOFTMAX_WEIGHT gating); the router and every

@@ -25,8 +25,9 @@ void Transformer::reserve(std::int64_t n_tok, std::int64_t n_out) {
     v_ = be_.alloc(n_tok, hp_.n_embd_kv());
     att_ = be_.alloc(n_tok, hp_.n_embd_q());
     o_ = be_.alloc(n_tok, hp_.n_embd);
-    gate_ = be_.alloc(n_tok, hp_.n_ff);
-    up_ = be_.alloc(n_tok, hp_.n_ff);
+    gate_ = be_.alloc(n_tok, dense_ff());
+    up_ = be_.alloc(n_tok, dense_ff());
+    if (hp_.n_ff_shexp > 0) shared_ = be_.alloc(n_tok, hp_.n_embd);
     cap_tok_ = n_tok;
   }
   if (n_out > cap_out_) {
@@ -101,13 +102,15 @@ void Transformer::layer(KvPool& pool, const StepBatch& batch, std::int64_t il) {
   // Feed-forward block.
   const Act ffn_in = hp_.pre_norms ? h : x;
   if (hp_.pre_norms) be_.rmsnorm(x, w.ffn_norm, eps, h);
-  if (hp_.is_moe()) {
-    moe_.forward(w, ffn_in, o);
-  } else {
+  if (hp_.is_moe()) moe_.forward(w, ffn_in, o);
+  if (!hp_.is_moe() || hp_.n_ff_shexp > 0) {
+    // The dense FFN, or granitemoe's shared expert beside the routed ones (added to their sum).
+    const Act dense = hp_.is_moe() ? shared_.view().rows_from(0, n) : o;
     const Backend::MatmulTarget gate_up[] = {{&w.gate, gate, nullptr}, {&w.up, up, nullptr}};
     be_.matmul_group(ffn_in, gate_up);
     be_.glu(hp_.ffn_act, gate, up, gate);
-    be_.matmul(w.down, gate, o);
+    be_.matmul(w.down, gate, dense);
+    if (hp_.is_moe()) be_.add(dense, o);
   }
   if (hp_.post_norms) be_.rmsnorm(o, w.post_ffn_norm, eps, o);
   if (hp_.residual_scale != 0.0f) be_.scale(o, hp_.residual_scale);

@@ -1,5 +1,5 @@
 // The forward pass of the decoder-only transformers wisp runs (llama, qwen2/3, gemma2/3, phi3,
-// smollm3, olmo2, granite, gpt-oss), written as ops on a Backend. One Transformer per engine: it owns the
+// smollm3, olmo2, granite, granitemoe, gpt-oss), written as ops on a Backend. One Transformer per engine: it owns the
 // activation buffers of a step, whose tokens may come from many sequences (model/step_batch.h).
 // The architectures differ only by the flags of their HParams (model/hparams.h).
 //
@@ -43,6 +43,8 @@ class Transformer {
 
  private:
   void reserve(std::int64_t n_tok, std::int64_t n_out);
+  // The dense FFN's width: n_ff, or the shared expert's beside routed experts (granitemoe).
+  std::int64_t dense_ff() const { return hp_.is_moe() && hp_.n_ff_shexp > 0 ? hp_.n_ff_shexp : hp_.n_ff; }
   void layer(KvPool& pool, const StepBatch& batch, std::int64_t il);
 
   const detail::ModelState& m_;
@@ -53,7 +55,8 @@ class Transformer {
   std::int64_t cap_tok_ = 0;
   std::int64_t cap_out_ = 0;
   ActBuffer x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_;
-  MoeFfn moe_;  // the FFN of MoE architectures
+  ActBuffer shared_;  // granitemoe's shared-expert output (n_embd), beside the routed experts' in o_
+  MoeFfn moe_;        // the FFN of MoE architectures
 };
 
 }  // namespace wisp::model

@@ -148,7 +148,8 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
     b.require_matmul("token_embd.weight", w.tok_embd.type_id);
   }
   w.output_bias = b.vector("output.bias", hp.n_vocab, false);
-  if (hp.arch == Arch::kLlama || hp.arch == Arch::kGranite || hp.arch == Arch::kSmolLM3) {
+  if (hp.arch == Arch::kLlama || hp.arch == Arch::kGranite || hp.arch == Arch::kGraniteMoe ||
+      hp.arch == Arch::kSmolLM3) {
     w.rope_freqs = b.vector("rope_freqs.weight", hp.n_rot / 2, false);
   }
   if (hp.arch == Arch::kPhi3) {
@@ -208,6 +209,11 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
         l.gate_exps_b = b.vector(blk(il, "ffn_gate_exps.bias"), hp.n_ff_exp, true, hp.n_expert);
         l.up_exps_b = b.vector(blk(il, "ffn_up_exps.bias"), hp.n_ff_exp, true, hp.n_expert);
         l.down_exps_b = b.vector(blk(il, "ffn_down_exps.bias"), d, true, hp.n_expert);
+      }
+      if (hp.n_ff_shexp > 0) {  // the shared expert, as the dense FFN's gate/up/down
+        l.gate = b.matrix(blk(il, "ffn_gate_shexp.weight"), d, hp.n_ff_shexp);
+        l.up = b.matrix(blk(il, "ffn_up_shexp.weight"), d, hp.n_ff_shexp);
+        l.down = b.matrix(blk(il, "ffn_down_shexp.weight"), hp.n_ff_shexp, d);
       }
       continue;
     }

@@ -45,7 +45,7 @@ TEST(ModelErrors, UnknownArchitecture) {
   // The message lists what wisp does run.
   expect_error([&] { Model::load(path); },
                {"mamba.gguf", "architecture 'mamba' is not supported",
-                "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, smollm3, olmo2, granite, gpt-oss"});
+                "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, smollm3, olmo2, granite, granitemoe, gpt-oss"});
 }
 
 TEST(ModelErrors, MissingArchitecture) {

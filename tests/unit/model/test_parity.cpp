@@ -4,7 +4,7 @@
 // the architectures no real model here covers (qwen2 with QKV biases, llama with a separate output
 // matrix and GQA 4:1, gemma3 with sliding windows inside the text and soft-capping; then qwen3,
 // qwen3 with YaRN, llama with Llama 3's rope_freqs, gemma2, phi3 (LongRoPE short and long factors), smollm3, olmo2,
-// granite, the mixtures of experts qwen3moe (8 experts, top-3) and
+// granite, granitemoe (with and without a shared expert), the mixtures of experts qwen3moe (8 experts, top-3) and
 // Mixtral-style llama (4, top-2), one Q8_0 file each, and gpt-oss (4 experts, top-2, MXFP4 experts) from
 // scripts/gen_golden_arch_logits.py):
 //   - over a 256-token text: top-1 agreement >= 99% and the largest |delta logit| over llama.cpp's
@@ -193,6 +193,10 @@ INSTANTIATE_TEST_SUITE_P(Golden, Parity,
                                            ParityCase{"llama3-tiny", 0.01, 3}, ParityCase{"gemma2-tiny", 0.01, 3},
                                            ParityCase{"phi3-tiny", 0.01, 3}, ParityCase{"phi3-long-tiny", 0.01, 3},
                                            ParityCase{"olmo2-tiny", 0.01, 3}, ParityCase{"qwen3moe-tiny", 0.01, 3},
+                                           // granitemoe: 4 experts top-2 (F32 router, made by the AVX-512
+                                           // build, whose float-dot lanes wisp has), and with a shared expert.
+                                           ParityCase{"granitemoe-tiny", 0.01, 3},
+                                           ParityCase{"granitemoe-shared-tiny", 0.01, 3},
                                            ParityCase{"mixtral-tiny", kFloatNoise, 3},
                                            // gpt-oss: MXFP4 experts (repacked, one token at a time as
                                            // ggml's mul_mat_id runs them), sinks, biases, clamped SwiGLU.
