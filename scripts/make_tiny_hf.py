@@ -2,7 +2,7 @@
 """Tiny Hugging Face checkpoint folders for the tests of `wisp quantize FOLDER` (hf_source.cpp).
 
   make_tiny_hf.py DIR CASE          writes DIR; CASE is one of
-      llama | qwen2 | gemma3 | qwen3 | gemma2 | smollm3 | olmo2 | granite
+      llama | qwen2 | gemma3 | qwen3 | gemma2 | smollm3 | olmo2 | granite | phi3
                                      a valid folder of that architecture (random weights, a
                                      byte-level BPE tokenizer built with `tokenizers`)
       unknown_arch                   llama's folder with architectures = ["MambaForCausalLM"]
@@ -36,10 +36,11 @@ H, FF, LAYERS, HEADS, KV, N_VOCAB = 8, 16, 2, 2, 1, 264  # 256 bytes + 4 special
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<pad>"]
 ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "gemma3": "Gemma3ForCausalLM",
          "qwen3": "Qwen3ForCausalLM", "gemma2": "Gemma2ForCausalLM", "smollm3": "SmolLM3ForCausalLM",
-         "olmo2": "Olmo2ForCausalLM", "granite": "GraniteForCausalLM"}
+         "olmo2": "Olmo2ForCausalLM", "granite": "GraniteForCausalLM", "phi3": "Phi3ForCausalLM"}
 PERMUTED = {"llama", "smollm3", "granite"}  # llama.cpp's converter reorders their Q/K rows
 GEMMA = {"gemma2", "gemma3"}                # norms stored as w, converted to 1 + w
-UNTIED = {"llama", "qwen3", "olmo2", "granite"}
+UNTIED = {"llama", "qwen3", "olmo2", "granite", "phi3"}
+PHI3_ROPE = {"type": "longrope", "long_factor": [1.5], "short_factor": [1.25]}  # rotated dims 2: one factor
 TOKENS = [1, 40, 300 % 264, 77, 5, 190, 260, 33, 101, 12, 250, 64]  # for --llama-logits
 
 
@@ -79,6 +80,13 @@ def hf_tensors(case, rng):
             t[p + "post_feedforward_layernorm.weight"] = vec(H)
     if case in UNTIED:
         t["lm_head.weight"] = mat(N_VOCAB, H)
+    if case == "phi3":  # Phi-3 checkpoints store q/k/v and gate/up fused
+        for i in range(LAYERS):
+            p = f"model.layers.{i}."
+            t[p + "self_attn.qkv_proj.weight"] = np.concatenate(
+                [t.pop(p + f"self_attn.{n}_proj.weight") for n in "qkv"])
+            t[p + "mlp.gate_up_proj.weight"] = np.concatenate(
+                [t.pop(p + "mlp.gate_proj.weight"), t.pop(p + "mlp.up_proj.weight")])
     return t
 
 
@@ -97,6 +105,11 @@ def config(case):
         c.update(attention_multiplier=0.25, embedding_multiplier=3.0, residual_multiplier=0.5, logits_scaling=2.0)
     if case == "smollm3":
         c.update(no_rope_layers=[1] * LAYERS, no_rope_layer_interval=4)
+    if case == "phi3":
+        # A context (4096) past the original (1024): LongRoPE's long factors and attention factor
+        # exist; short runs (llama.cpp pads its context to 256) use the short ones in both.
+        c.update(partial_rotary_factor=0.5, max_position_embeddings=4096, original_max_position_embeddings=1024,
+                 rope_scaling=PHI3_ROPE)
     return c
 
 
@@ -196,7 +209,7 @@ def expected(d, case):
     gemma = case in GEMMA
     other = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-             "mlp.down_proj": "ffn_down"}
+             "mlp.down_proj": "ffn_down", "self_attn.qkv_proj": "attn_qkv", "mlp.gate_up_proj": "ffn_up"}
     out = {}
     for name, w in t.items():
         w = w.astype(np.float32)
@@ -217,6 +230,9 @@ def expected(d, case):
             if case in PERMUTED and module == "self_attn.k_proj":
                 w = permute(w, KV)
             out[f"blk.{layer}.{other[module]}.{kind}"] = w
+    if case == "phi3":  # made by the converter from rope_scaling
+        out["rope_factors_long.weight"] = np.array(PHI3_ROPE["long_factor"], np.float32)
+        out["rope_factors_short.weight"] = np.array(PHI3_ROPE["short_factor"], np.float32)
     return out
 
 
@@ -259,6 +275,10 @@ def check(d, case, out_path):
             problems.append("gemma2.rope.freq_base written (llama.cpp's converter writes none)")
     else:
         keys[f"{case}.rope.freq_base"] = 10000.0
+    if case == "phi3":  # rope dims int(0.5 * 8) // 2; attn factor sqrt(1 + ln(4096/1024) / ln(1024))
+        keys.update({"phi3.rope.dimension_count": 2, "phi3.rope.scaling.original_context_length": 1024,
+                     "phi3.attention.sliding_window": 0, "phi3.context_length": 4096,
+                     "phi3.rope.scaling.attn_factor": float(np.float32(np.sqrt(1 + np.log(4) / np.log(1024))))})
     if case == "granite":
         keys.update({"granite.attention.scale": 0.25, "granite.embedding_scale": 3.0,
                      "granite.residual_scale": 0.5, "granite.logit_scale": 2.0})

@@ -2,6 +2,7 @@
 // llama.cpp's convert_hf_to_gguf.py produces, so the output loads in llama.cpp and in wisp alike.
 #include "quantize/hf_arch.h"
 
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -24,7 +25,7 @@ constexpr ArchInfo kArchs[] = {
     {"Qwen3ForCausalLM", "qwen3", false},     {"Gemma2ForCausalLM", "gemma2", false},
     {"Gemma3ForCausalLM", "gemma3", false},   {"Gemma3ForConditionalGeneration", "gemma3", true},
     {"SmolLM3ForCausalLM", "smollm3", false}, {"Olmo2ForCausalLM", "olmo2", false},
-    {"GraniteForCausalLM", "granite", false},
+    {"GraniteForCausalLM", "granite", false}, {"Phi3ForCausalLM", "phi3", false},
 };
 
 // How an architecture's layers differ from llama's, as llama.cpp's converter and runtime see them.
@@ -90,9 +91,10 @@ Hparams read_hparams(const json& cfg, const std::string& arch, const std::string
   h.n_head_kv = opt_int(cfg, "num_key_value_heads").value_or(h.n_head);
   // Gemma's head_dim is not hidden/heads (Gemma 3 270M: 640/4 = 160, head_dim 256); transformers'
   // Gemma2Config and Gemma3TextConfig default it to 256. Granite's converter ignores head_dim.
-  const bool granite = arch == "granite";
-  h.head_dim_stated = cfg.contains("head_dim") && !granite;
-  h.head_dim = (granite ? std::nullopt : opt_int(cfg, "head_dim")).value_or(h.gemma ? 256 : h.n_embd / h.n_head);
+  const bool ignores_head_dim = arch == "granite" || arch == "phi3";  // their converters do
+  h.head_dim_stated = cfg.contains("head_dim") && !ignores_head_dim;
+  h.head_dim =
+      (ignores_head_dim ? std::nullopt : opt_int(cfg, "head_dim")).value_or(h.gemma ? 256 : h.n_embd / h.n_head);
   // transformers' defaults: tied for Gemma and SmolLM3, untied for the others. llama.cpp's gemma2
   // converter drops an lm_head even when present (the runtime ties it).
   auto tied = cfg.find("tie_word_embeddings");
@@ -111,6 +113,56 @@ std::string find_prefix(const HfCheckpoint& ckpt, bool multimodal) {
   }
   throw Error(ckpt.dir().string() + ": missing tensor " + (multimodal ? "language_model.model." : "model.") +
               "embed_tokens.weight (the token embedding)");
+}
+
+// Phi-3's rope settings as llama.cpp's converter reads them: config.json's rope_parameters or
+// rope_scaling (either may be null), with partial_rotary_factor and
+// original_max_position_embeddings from the top level when not inside.
+struct Phi3Rope {
+  std::int64_t dims = 0;      // rotated values per head: int(partial_rotary_factor * n_embd) / n_head
+  std::int64_t orig_ctx = 0;  // original_max_position_embeddings
+  std::vector<float> long_factors, short_factors;
+  std::optional<float> attn_factor;  // with LongRoPE factors
+};
+
+Phi3Rope phi3_rope(const json& cfg, const Hparams& h, const std::string& cfg_path) {
+  json rp = cfg.contains("rope_parameters") ? cfg["rope_parameters"] : cfg.value("rope_scaling", json());
+  if (!rp.is_object()) rp = json::object();
+  Phi3Rope r;
+  const double pct = opt_num(rp, "partial_rotary_factor").value_or(opt_num(cfg, "partial_rotary_factor").value_or(1.0));
+  r.dims = static_cast<std::int64_t>(pct * static_cast<double>(h.n_embd)) / h.n_head;
+  auto orig = opt_int(rp, "original_max_position_embeddings");
+  if (!orig) orig = opt_int(cfg, "original_max_position_embeddings");
+  if (!orig || *orig <= 0) throw Error(cfg_path + ": Phi-3 needs \"original_max_position_embeddings\"");
+  r.orig_ctx = *orig;
+  auto floats = [&](const char* key) {
+    std::vector<float> v;
+    if (auto it = rp.find(key); it != rp.end() && it->is_array()) {
+      for (const json& x : *it) {
+        if (!x.is_number()) throw Error(cfg_path + ": rope_scaling." + key + " holds a non-number");
+        v.push_back(x.get<float>());
+      }
+    }
+    return v;
+  };
+  r.long_factors = floats("long_factor");
+  if (r.long_factors.empty()) return r;
+  r.short_factors = floats("short_factor");
+  const std::string type = rp.value("rope_type", rp.value("type", std::string()));
+  if (type != "longrope" && type != "su") {
+    throw Error(cfg_path + ": Phi-3 rope_scaling type '" + type + "' with long_factor: only longrope is supported");
+  }
+  if (r.long_factors.size() != r.short_factors.size() ||
+      static_cast<std::int64_t>(r.long_factors.size()) * 2 != r.dims) {
+    throw Error(cfg_path + ": rope_scaling long_factor and short_factor must each hold " + std::to_string(r.dims / 2) +
+                " values (half the rotated dimensions)");
+  }
+  const double n_ctx = static_cast<double>(opt_int(cfg, "max_position_embeddings").value_or(4096));
+  const double scale = n_ctx / static_cast<double>(r.orig_ctx);
+  r.attn_factor = scale > 1.0
+                      ? static_cast<float>(std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(r.orig_ctx))))
+                      : 1.0f;
+  return r;
 }
 
 }  // namespace
@@ -151,9 +203,28 @@ HfModelPlan plan_hf_model(const HfCheckpoint& ckpt) {
   const RowTransform qk = l.permute_qk ? RowTransform::kPermuteHeads : RowTransform::kNone;
 
   add(pre + "embed_tokens.weight", "token_embd.weight", {plan.n_vocab, h.n_embd});
+  if (plan.arch == "phi3") {
+    Phi3Rope rope = phi3_rope(plan.text_config, h, cfg_path);
+    if (!rope.long_factors.empty()) {
+      const auto n = static_cast<std::int64_t>(rope.long_factors.size());
+      plan.tensors.push_back(
+          {"", "rope_factors_long.weight", {n}, RowTransform::kNone, 0, std::move(rope.long_factors)});
+      plan.tensors.push_back(
+          {"", "rope_factors_short.weight", {n}, RowTransform::kNone, 0, std::move(rope.short_factors)});
+    }
+  }
   for (std::int64_t i = 0; i < h.n_layer; ++i) {
     const std::string hf = pre + "layers." + std::to_string(i) + ".";
     const std::string g = "blk." + std::to_string(i) + ".";
+    if (plan.arch == "phi3") {  // fused q/k/v and gate/up, as the HF checkpoint stores them
+      add(hf + "input_layernorm.weight", g + "attn_norm.weight", {h.n_embd});
+      add(hf + "self_attn.qkv_proj.weight", g + "attn_qkv.weight", {q_rows + 2 * kv_rows, h.n_embd});
+      add(hf + "self_attn.o_proj.weight", g + "attn_output.weight", {h.n_embd, q_rows});
+      add(hf + "post_attention_layernorm.weight", g + "ffn_norm.weight", {h.n_embd});
+      add(hf + "mlp.gate_up_proj.weight", g + "ffn_up.weight", {2 * h.n_ff, h.n_embd});
+      add(hf + "mlp.down_proj.weight", g + "ffn_down.weight", {h.n_embd, h.n_ff});
+      continue;
+    }
     if (!l.qk_norm_full) add(hf + "input_layernorm.weight", g + "attn_norm.weight", {h.n_embd}, norm);
     add(hf + "self_attn.q_proj.weight", g + "attn_q.weight", {q_rows, h.n_embd}, qk, h.n_head);
     add(hf + "self_attn.k_proj.weight", g + "attn_k.weight", {kv_rows, h.n_embd}, qk, h.n_head_kv);
@@ -234,6 +305,14 @@ void write_hf_hparams(const HfModelPlan& plan, GgufWriter& w) {
     };
     w.set_f32(a + "attn_logit_softcapping", need("attn_logit_softcapping"));
     w.set_f32(a + "final_logit_softcapping", need("final_logit_softcapping"));
+  }
+  if (plan.arch == "phi3") {
+    const Phi3Rope rope = phi3_rope(cfg, h, "config.json");
+    w.set_u32(a + "rope.scaling.original_context_length", u32(rope.orig_ctx));
+    w.set_u32(a + "rope.dimension_count", u32(rope.dims));
+    // 0 when config.json has none: llama.cpp tells Phi-4 (no window) from Phi-3 by it.
+    w.set_u32(a + "attention.sliding_window", u32(opt_int(cfg, "sliding_window").value_or(0)));
+    if (rope.attn_factor) w.set_f32(a + "rope.scaling.attn_factor", *rope.attn_factor);
   }
   if (plan.arch == "granite") {  // its multipliers, under llama.cpp's key names
     const std::pair<const char*, const char*> scales[] = {{"attention_multiplier", "attention.scale"},

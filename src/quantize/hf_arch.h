@@ -3,7 +3,8 @@
 // its GGUF name together with the row transform the GGUF layout needs (llama's Q/K row order,
 // gemma's (1 + w) norms). Supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
 // Gemma2ForCausalLM, Gemma3ForCausalLM and the text part of Gemma3ForConditionalGeneration,
-// SmolLM3ForCausalLM, Olmo2ForCausalLM and GraniteForCausalLM.
+// SmolLM3ForCausalLM, Olmo2ForCausalLM, GraniteForCausalLM and Phi3ForCausalLM (fused qkv and
+// gate/up, LongRoPE factors as tensors).
 #pragma once
 
 #include <cstdint>
@@ -24,11 +25,14 @@ enum class RowTransform {
 };
 
 struct HfTensorPlan {
-  std::string hf_name;                 // "model.layers.0.self_attn.q_proj.weight"
+  std::string hf_name;                 // "model.layers.0.self_attn.q_proj.weight"; "" when generated
   std::string gguf_name;               // "blk.0.attn_q.weight"
   std::vector<std::int64_t> hf_shape;  // expected shape, outermost first
   RowTransform transform = RowTransform::kNone;
   std::int64_t permute_heads = 0;  // head count for kPermuteHeads
+  // A 1-D F32 tensor llama.cpp's converter makes from config.json rather than reads (phi3's
+  // rope_factors_long/short from rope_scaling's long_factor/short_factor); hf_name is then "".
+  std::vector<float> generated;
 };
 
 struct HfModelPlan {

@@ -56,6 +56,16 @@ class HfSource final : public Source {
 
  private:
   SourceTensor make_tensor(const HfTensorPlan& p) const {
+    if (p.hf_name.empty()) {  // made from config.json (hf_arch.h)
+      SourceTensor s;
+      s.name = p.gguf_name;
+      s.ne = {static_cast<std::int64_t>(p.generated.size())};
+      s.stored_type = "F32 (from config.json)";
+      s.read_row = [values = p.generated](std::int64_t, float* out) {
+        std::memcpy(out, values.data(), values.size() * sizeof(float));
+      };
+      return s;
+    }
     const SafetensorsTensor* t = ckpt_.find_tensor(p.hf_name);
     if (!t) throw Error(ckpt_.dir().string() + ": missing tensor " + p.hf_name + " (for " + p.gguf_name + ")");
     const SafetensorsFile& file = ckpt_.shard_of(p.hf_name);
