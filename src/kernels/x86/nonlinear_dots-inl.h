@@ -27,7 +27,13 @@ inline __m256i pairs_s8s8(__m256i w, __m256i a) {
 
 // 8 int32 lanes of 4 consecutive products.
 inline __m256i iq4_lanes(const std::uint8_t* qs, const std::int8_t* a, __m256i lut) {
-  return _mm256_madd_epi16(pairs_s8s8(iq4_values(qs, lut), load32(a)), _mm256_set1_epi16(1));
+  const __m256i av = load32(a);
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  // |a| as unsigned bytes times w with a's sign, 4 products per int32 lane in one vpdpbusd: exact.
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(av), _mm256_sign_epi8(iq4_values(qs, lut), av));
+#else
+  return _mm256_madd_epi16(pairs_s8s8(iq4_values(qs, lut), av), _mm256_set1_epi16(1));
+#endif
 }
 
 // The 32-value codebook types (IQ4_NL: a half scale, MXFP4: an E8M0 exponent) share the loops.
@@ -102,7 +108,11 @@ inline __m256i iq4_xs_lanes(const BlockIQ4_XS& x, const std::int8_t* a, __m256i 
   for (int s = 0; s < 8; ++s) {
     const int sc = (((x.scales_l[s / 2] >> (4 * (s % 2))) & 0x0f) | (((x.scales_h >> (2 * s)) & 3) << 4)) - 32;
     const __m256i p = pairs_s8s8(iq4_values(x.qs + 16 * s, lut), load32(a + 32 * s));
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    lanes = _mm256_dpwssd_epi32(lanes, p, _mm256_set1_epi16(static_cast<short>(sc)));
+#else
     lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<short>(sc))));
+#endif
   }
   return lanes;
 }
