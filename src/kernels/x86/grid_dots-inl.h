@@ -207,10 +207,14 @@ inline Sub32 sub32(const BlockIQ1_M& x, int ib, const Rows& r, __m256i* shift = 
   const std::uint32_t* i = r.idx + 4 * ib;
   const std::uint8_t* qh = x.qh + 2 * ib;
   const auto& g = blocks::kIq1SGrid;
-  const auto nib = [&](int l) { return static_cast<unsigned>(qh[l / 2] >> (4 * (l % 2))) & 0x0f; };
   const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[i[l]])); };
-  const auto sh = [&](int l) { return nib(l) & 8u ? -1LL : 0x0101010101010101LL; };  // bytes of -1 or 1
-  if (shift) *shift = _mm256_set_epi64x(sh(3), sh(2), sh(1), sh(0));
+  if (shift) {
+    // Group l's shift sign is bit 3 of nibble l of the 16-bit qh: all-ones bytes (-1) where set,
+    // else 1, one 64-bit lane per group.
+    const __m256i bit = _mm256_setr_epi64x(0x8, 0x80, 0x800, 0x8000);
+    const __m256i set = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x(qh[0] | qh[1] << 8), bit), bit);
+    *shift = _mm256_or_si256(set, _mm256_set1_epi8(1));
+  }
   const unsigned sc = x.scales[ib / 2] >> (6 * (ib % 2));
   return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), static_cast<int>(2 * (sc & 7) + 1),
           static_cast<int>(2 * ((sc >> 3) & 7) + 1)};
