@@ -668,6 +668,35 @@ def harmony_golden(base: Path, tmp: Path) -> dict:
     }
 
 
+def cased_texts(n: int = 800) -> list[str]:
+    """Case runs the gpt-4o regex splits inside (HTTPServer, McDonald's, ÉCOLE, titlecase and
+    modifier letters, combining marks), contractions in both cases, digits, slashes and line breaks,
+    glued together at random (fixed seed): where its backtracking decides the words."""
+    import random
+
+    rng = random.Random(11)
+    words = ["the", "The", "THE", "Server", "HTTP", "iPhone", "McDonald", "\u00c9COLE", "\u00c9cole", "stra\u00dfe",
+             "STRASSE", "\u03a9mega", "\u03c9MEGA", "\u01c5ungla", "\u02b0ello", "\u4e2d\u6587", "\u0133ssel",
+             "\u0130stanbul", "\ufb01ne"]
+    seps = [" ", "'s", "'S", "'ll", "'LL", "'re", "'Ve", "'d", "'t", "'m", "'x", "\u0301", " 12345", "1", "/", "//",
+            " /", "\n", "\r\n", " \n ", "  ", "\t", "-", ".", ""]
+    return ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 8))) for _ in range(n)]
+
+
+def gpt4o_cased_golden(base: Path, tmp: Path) -> dict:
+    path = tmp / "smollm2-vocab-gpt-4o.gguf"
+    gguf_with_pre(base, "gpt-4o", path)
+    oracle = LlamaOracle(path)
+    import llama_cpp
+
+    return {
+        "model_file": base.name,
+        "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
+        "tokenizer_pre": "gpt-4o",
+        "cases": [{"t": x, "p": oracle.tokenize(x, False, False)} for x in cased_texts()],
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "models")
@@ -705,6 +734,7 @@ def main() -> int:
                 dump_compact(golden_for_model(name, variant, with_hf, corpus, wikitext, variant_of=base.name),
                              OUT_DIR / f"{name}.json")
             dump_compact(harmony_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-harmony.json")
+            dump_compact(gpt4o_cased_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-pre-gpt-4o-cased.json")
     return 0
 
 

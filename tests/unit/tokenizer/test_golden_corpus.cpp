@@ -153,6 +153,25 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenPieces,
                            return n;
                          });
 
+// gpt-4o's case-run branches and their backtracking (upper runs before lower ones, non-ASCII letters
+// counting as both, contractions in either case) over 800 texts built to exercise them.
+TEST(GoldenGpt4o, CaseRunsMatchLlamaCpp) {
+  WISP_REQUIRE_MODEL(kSmolLm2File);
+  const auto golden = read_json(golden_path("smollm2-vocab-pre-gpt-4o-cased.json"));
+  ASSERT_EQ(golden["model_file"], kSmolLm2File);
+  const Tokenizer& tok = model_tokenizer(kSmolLm2File, golden["tokenizer_pre"]);
+  std::size_t bad = 0;
+  for (const auto& c : golden["cases"]) {
+    const std::string text = c["t"];
+    const auto want = c["p"].get<std::vector<TokenId>>();
+    const auto got = tok.tokenize(text, {.add_special = false, .parse_special = false});
+    if (got != want && ++bad <= 8)
+      ADD_FAILURE() << "\"" << escaped(text) << "\"\n    want " << ids_string(want) << "\n    got  " << ids_string(got);
+  }
+  EXPECT_EQ(bad, 0u) << "of " << golden["cases"].size();
+  EXPECT_GE(golden["cases"].size(), 800u);
+}
+
 // The two oracles (llama.cpp, and Hugging Face tokenizers rebuilt from the GGUF with the
 // tokenizer.json pre-tokenizer) agree on the whole corpus and on WikiText-2; the script records
 // any disagreement instead of hiding it, and this test surfaces it.
