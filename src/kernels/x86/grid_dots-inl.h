@@ -77,9 +77,27 @@ inline int row4(const std::uint8_t* row) {
 // of a scalar shift, mask and or per row; the row loads then read them back.
 struct Rows {
   alignas(32) std::uint32_t idx[64];
-  alignas(32) std::uint32_t pat[32];  // IQ2_XXS, IQ2_XS, IQ3_XXS: the 7-bit sign pattern of each 8 values
+  alignas(32) std::uint32_t pat[32];  // IQ2_XXS, IQ2_XS: the 7-bit sign pattern of each 8 values
+  alignas(32) std::uint32_t sc[8];    // sub-block ib's two scale multipliers, s0 | s1 << 16
 };
 
+// (2 a + 1) | (2 b + 1) << 16 per lane: the two 16-value scale multipliers of 8 sub-blocks.
+inline void put_scales(std::uint32_t* out, __m256i a, __m256i b) {
+  const __m256i s0 = _mm256_or_si256(_mm256_slli_epi32(a, 1), _mm256_set1_epi32(1));
+  const __m256i s1 = _mm256_or_si256(_mm256_slli_epi32(b, 17), _mm256_set1_epi32(0x10000));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm256_or_si256(s0, s1));
+}
+// IQ2_XS, IQ2_S: one byte per sub-block, s0 from its low nibble, s1 from its high one.
+inline void nibble_scales(const std::uint8_t* scales, Rows& r) {
+  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));
+  put_scales(r.sc, _mm256_and_si256(v, _mm256_set1_epi32(15)), _mm256_srli_epi32(v, 4));
+}
+
+inline std::uint32_t word32(const void* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
 // 8 indices: the bytes of q (8 of them) or'ed with 8 bit-fields of h shifted to bit 8.
 inline void put_rows(std::uint32_t* out, const std::uint8_t* q, __m256i h, __m256i shifts, int mask) {
   const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
@@ -94,18 +112,28 @@ inline __m256i two_words(unsigned a, unsigned b) {
 inline void row_indices(const BlockIQ3_S& x, Rows& r) {
   const __m256i shifts = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int ib = 0; ib < 8; ++ib) put_rows(r.idx + 8 * ib, x.qs + 8 * ib, _mm256_set1_epi32(x.qh[ib]), shifts, 1);
+  // One 4-bit scale per sub-block: nibble ib % 2 of scales[ib / 2].
+  const __m128i b = _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(word32(x.scales))),
+                                     _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, -1, -1, -1, -1, -1, -1, -1, -1));
+  const __m256i v = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_cvtepu8_epi32(b), _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4)), _mm256_set1_epi32(15));
+  put_scales(r.sc, v, v);
 }
 // IQ2_S: row l of sub-block ib is qs[4 ib + l] | bits 2l, 2l + 1 of qh[ib] << 8.
 inline void row_indices(const BlockIQ2_S& x, Rows& r) {
   const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   for (int ib = 0; ib < 8; ib += 2)
     put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(x.qh[ib], x.qh[ib + 1]), shifts, 3);
+  nibble_scales(x.scales, r);
 }
 // IQ1_S: row l of sub-block ib is qs[4 ib + l] | bits 3l .. 3l + 2 of qh[ib] << 8.
 inline void row_indices(const BlockIQ1_S& x, Rows& r) {
   const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9);
   for (int ib = 0; ib < 8; ib += 2)
     put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(x.qh[ib], x.qh[ib + 1]), shifts, 7);
+  // One 3-bit scale per sub-block: bits 12-14 of qh[ib].
+  const __m256i v = _mm256_and_si256(_mm256_srli_epi32(_mm256_cvtepu16_epi32(load16(x.qh)), 12), _mm256_set1_epi32(7));
+  put_scales(r.sc, v, v);
 }
 // IQ1_M: row l of sub-block ib is qs[4 ib + l] | the low 3 bits of nibble l of qh[2 ib .. 2 ib + 1] << 8.
 inline void row_indices(const BlockIQ1_M& x, Rows& r) {
@@ -113,6 +141,12 @@ inline void row_indices(const BlockIQ1_M& x, Rows& r) {
   const auto qh16 = [&](int ib) { return static_cast<unsigned>(x.qh[2 * ib] | x.qh[2 * ib + 1] << 8); };
   for (int ib = 0; ib < 8; ib += 2)
     put_rows(r.idx + 4 * ib, x.qs + 4 * ib, two_words(qh16(ib), qh16(ib + 1)), shifts, 7);
+  // Sub-block ib's two 3-bit scales are bits 6 (ib % 2) .. + 5 of scales[ib / 2].
+  const __m128i w = _mm_shuffle_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.scales)),
+                                     _mm_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7));
+  const __m256i v = _mm256_srlv_epi32(_mm256_cvtepu16_epi32(w), _mm256_setr_epi32(0, 6, 0, 6, 0, 6, 0, 6));
+  put_scales(r.sc, _mm256_and_si256(v, _mm256_set1_epi32(7)),
+             _mm256_and_si256(_mm256_srli_epi32(v, 3), _mm256_set1_epi32(7)));
 }
 // IQ2_XXS: the four 7-bit patterns of sub-block ib are bits 0-27 of its 32-bit sign word.
 inline void put_patterns(std::uint32_t* out, std::uint32_t w0, std::uint32_t w1) {
@@ -120,17 +154,21 @@ inline void put_patterns(std::uint32_t* out, std::uint32_t w0, std::uint32_t w1)
   const __m256i p = _mm256_and_si256(_mm256_srlv_epi32(two_words(w0, w1), shifts), _mm256_set1_epi32(127));
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), p);
 }
-inline std::uint32_t word32(const void* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 inline void row_indices(const BlockIQ2_XXS& x, Rows& r) {
   for (int ib = 0; ib < 8; ib += 2) put_patterns(r.pat + 4 * ib, word32(x.qs + 4 * ib + 2), word32(x.qs + 4 * ib + 6));
+  // One 4-bit scale per sub-block: the top of its sign word (the high dword of each 64 bits).
+  const __m256i odd = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
+  const __m256i lo = _mm256_permutevar8x32_epi32(load32(x.qs), odd);       // sub-blocks 0-3
+  const __m256i hi = _mm256_permutevar8x32_epi32(load32(x.qs + 16), odd);  // sub-blocks 4-7
+  const __m256i v = _mm256_srli_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), 28);
+  put_scales(r.sc, v, v);
 }
 // IQ3_XXS takes its row indices straight from qs and its patterns inline (measured: a pattern
-// array costs it more than it saves).
-inline void row_indices(const BlockIQ3_XXS&, Rows&) {}
+// array costs it more than it saves); its scale is the top 4 bits of each sign word.
+inline void row_indices(const BlockIQ3_XXS& x, Rows& r) {
+  const __m256i v = _mm256_srli_epi32(load32(x.qs + kQK_K / 4), 28);
+  put_scales(r.sc, v, v);
+}
 // IQ2_XS: each uint16 is a 9-bit row index and a 7-bit pattern.
 inline void row_indices(const BlockIQ2_XS& x, Rows& r) {
   for (int ib = 0; ib < 8; ib += 2) {
@@ -138,20 +176,28 @@ inline void row_indices(const BlockIQ2_XS& x, Rows& r) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(r.idx + 4 * ib), _mm256_and_si256(q, _mm256_set1_epi32(511)));
     _mm256_store_si256(reinterpret_cast<__m256i*>(r.pat + 4 * ib), _mm256_srli_epi32(q, 9));
   }
+  nibble_scales(x.scales, r);
 }
 
 // Sub-block ib of a super-block: its 32 signed values and its two 16-value scale multipliers.
 struct Sub32 {
   __m256i w;
-  int s0, s1;
+  __m256i scale;  // int16 multipliers: s0 in the low 128 bits (lanes 0-3), s1 in the high
 };
+
+// From a precomputed s0 | s1 << 16: one broadcast and one byte shuffle.
+inline __m256i scale16(std::uint32_t s01) {
+  const __m256i spread =
+      _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  return _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(s01)), spread);
+}
 
 inline Sub32 sub32(const BlockIQ2_XXS& x, int ib, const Rows& r) {
   const auto* q = reinterpret_cast<const std::uint8_t*>(x.qs + 4 * ib);  // four row indices, then the sign word
   const auto& g = blocks::kIq2XxsGrid;
   const __m256i mag = _mm256_set_epi64x(row8(g[q[3]]), row8(g[q[2]]), row8(g[q[1]]), row8(g[q[0]]));
-  const int s = 2 * static_cast<int>(q[7] >> 4) + 1;
-  return {apply_patterns(mag, r.pat[4 * ib], r.pat[4 * ib + 1], r.pat[4 * ib + 2], r.pat[4 * ib + 3]), s, s};
+  return {apply_patterns(mag, r.pat[4 * ib], r.pat[4 * ib + 1], r.pat[4 * ib + 2], r.pat[4 * ib + 3]),
+          scale16(r.sc[ib])};
 }
 
 inline Sub32 sub32(const BlockIQ2_XS& x, int ib, const Rows& r) {
@@ -159,7 +205,7 @@ inline Sub32 sub32(const BlockIQ2_XS& x, int ib, const Rows& r) {
   const auto& g = blocks::kIq2XsGrid;
   const __m256i mag = _mm256_set_epi64x(row8(g[i[3]]), row8(g[i[2]]), row8(g[i[1]]), row8(g[i[0]]));
   return {apply_patterns(mag, r.pat[4 * ib], r.pat[4 * ib + 1], r.pat[4 * ib + 2], r.pat[4 * ib + 3]),
-          2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
+          scale16(r.sc[ib])};
 }
 
 inline Sub32 sub32(const BlockIQ2_S& x, int ib, const Rows& r) {
@@ -168,17 +214,16 @@ inline Sub32 sub32(const BlockIQ2_S& x, int ib, const Rows& r) {
   const __m256i mag = _mm256_set_epi64x(row8(g[i[3]]), row8(g[i[2]]), row8(g[i[1]]), row8(g[i[0]]));
   std::uint32_t signs;
   std::memcpy(&signs, x.signs + 4 * ib, 4);
-  return {apply_signs(mag, signs), 2 * (x.scales[ib] & 0x0f) + 1, 2 * (x.scales[ib] >> 4) + 1};
+  return {apply_signs(mag, signs), scale16(r.sc[ib])};
 }
 
-inline Sub32 sub32(const BlockIQ3_XXS& x, int ib, const Rows&) {
+inline Sub32 sub32(const BlockIQ3_XXS& x, int ib, const Rows& r) {
   const std::uint8_t* q = x.qs + 8 * ib;
   const std::uint32_t aux = word32(x.qs + kQK_K / 4 + 4 * ib);
   const auto& g = blocks::kIq3XxsGrid;
   const __m256i mag = _mm256_set_epi32(row4(g[q[7]]), row4(g[q[6]]), row4(g[q[5]]), row4(g[q[4]]), row4(g[q[3]]),
                                        row4(g[q[2]]), row4(g[q[1]]), row4(g[q[0]]));
-  const int s = 2 * static_cast<int>(aux >> 28) + 1;
-  return {apply_patterns(mag, aux & 127, (aux >> 7) & 127, (aux >> 14) & 127, (aux >> 21) & 127), s, s};
+  return {apply_patterns(mag, aux & 127, (aux >> 7) & 127, (aux >> 14) & 127, (aux >> 21) & 127), scale16(r.sc[ib])};
 }
 
 inline Sub32 sub32(const BlockIQ3_S& x, int ib, const Rows& r) {
@@ -188,8 +233,7 @@ inline Sub32 sub32(const BlockIQ3_S& x, int ib, const Rows& r) {
   const __m256i mag = _mm256_set_epi32(at(7), at(6), at(5), at(4), at(3), at(2), at(1), at(0));
   std::uint32_t signs;
   std::memcpy(&signs, x.signs + 4 * ib, 4);
-  const int s = 2 * ((x.scales[ib / 2] >> (4 * (ib % 2))) & 0x0f) + 1;
-  return {apply_signs(mag, signs), s, s};
+  return {apply_signs(mag, signs), scale16(r.sc[ib])};
 }
 
 // IQ1: the ternary grid values; shift signs (+-1) per 8 values in *shift when asked.
@@ -198,9 +242,8 @@ inline Sub32 sub32(const BlockIQ1_S& x, int ib, const Rows& r, __m256i* shift = 
   const unsigned h = x.qh[ib];
   const auto& g = blocks::kIq1SGrid;
   const auto at = [&](int l) { return row8(reinterpret_cast<const std::uint8_t*>(g[i[l]])); };
-  const int s = static_cast<int>(2 * ((h >> 12) & 7) + 1);
   if (shift) *shift = _mm256_set1_epi8(h & 0x8000u ? -1 : 1);
-  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), s, s};
+  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), scale16(r.sc[ib])};
 }
 
 inline Sub32 sub32(const BlockIQ1_M& x, int ib, const Rows& r, __m256i* shift = nullptr) {
@@ -215,9 +258,7 @@ inline Sub32 sub32(const BlockIQ1_M& x, int ib, const Rows& r, __m256i* shift = 
     const __m256i set = _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x(qh[0] | qh[1] << 8), bit), bit);
     *shift = _mm256_or_si256(set, _mm256_set1_epi8(1));
   }
-  const unsigned sc = x.scales[ib / 2] >> (6 * (ib % 2));
-  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), static_cast<int>(2 * (sc & 7) + 1),
-          static_cast<int>(2 * ((sc >> 3) & 7) + 1)};
+  return {_mm256_set_epi64x(at(3), at(2), at(1), at(0)), scale16(r.sc[ib])};
 }
 
 inline float grid_d(const BlockIQ1_M& x) {
@@ -232,8 +273,7 @@ inline float grid_d(const Block& x) {
 
 // The 8 lanes of one sub-block: pair sums weighted by the first scale (lanes 0-3) and the second.
 // Added to `lanes` (VNNI: one vpdpwssd, the same exact int32 sums as madd then add).
-inline __m256i add_scaled(__m256i lanes, __m256i w, const std::int8_t* a, int s0, int s1) {
-  const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(s1)), _mm_set1_epi16(static_cast<short>(s0)));
+inline __m256i add_scaled(__m256i lanes, __m256i w, const std::int8_t* a, __m256i sc) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
   return _mm256_dpwssd_epi32(lanes, grid_pairs(w, load32(a)), sc);
 #else
@@ -248,7 +288,7 @@ inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
   __m256i lanes = _mm256_setzero_si256();
   for (int ib = 0; ib < 8; ++ib) {
     const Sub32 s = sub32(x, ib, r);
-    lanes = add_scaled(lanes, s.w, a + 32 * ib, s.s0, s.s1);
+    lanes = add_scaled(lanes, s.w, a + 32 * ib, s.scale);
   }
   return lanes;
 }
@@ -280,10 +320,10 @@ float grid_tiled(const void* w, const void* a, std::int64_t n, float c) {
         __m256i shift;
         const Sub32 s = sub32(x[b], ib, r, &shift);
         const __m256i code = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), s.w), shift);  // 8 grid + shift
-        lanes = add_scaled(lanes, code, y[b].qs + 32 * ib, s.s0, s.s1);
+        lanes = add_scaled(lanes, code, y[b].qs + 32 * ib, s.scale);
       } else {
         const Sub32 s = sub32(x[b], ib, r);
-        lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.s0, s.s1);
+        lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.scale);
       }
     }
     const float t = (grid_d(x[b]) * c) * static_cast<float>(hsum_i32(lanes));
@@ -306,8 +346,8 @@ float iq1_one_token(const void* w, const void* a, std::int64_t n) {
     for (int ib = 0; ib < 8; ++ib) {
       __m256i shift;
       const Sub32 s = sub32(x[b], ib, r, &shift);
-      lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.s0, s.s1);
-      shift_lanes = add_scaled(shift_lanes, shift, y[b].qs + 32 * ib, s.s0, s.s1);
+      lanes = add_scaled(lanes, s.w, y[b].qs + 32 * ib, s.scale);
+      shift_lanes = add_scaled(shift_lanes, shift, y[b].qs + 32 * ib, s.scale);
     }
     const float d = y[b].d * grid_d(x[b]);
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lanes), acc);
