@@ -72,9 +72,10 @@ inline int row4(const std::uint8_t* row) {
   return v;
 }
 
-// The grid row indices (and sign pattern indices) of one super-block, for the types whose index
-// bits are packed: computed for all rows at once with vector shifts (one store per 8 rows) instead
-// of a scalar shift, mask and or per row; the row loads then read them back.
+// The packed fields of one super-block unpacked at once with vector shifts (one store per 8 values)
+// instead of a scalar shift, mask and or per use: the grid row indices where their bits are split
+// between qs and qh, the sign pattern indices, and every sub-block's scale multipliers; the
+// sub-block loop then reads them back.
 struct Rows {
   alignas(32) std::uint32_t idx[64];
   alignas(32) std::uint32_t pat[32];  // IQ2_XXS, IQ2_XS: the 7-bit sign pattern of each 8 values
