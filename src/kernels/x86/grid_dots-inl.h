@@ -282,8 +282,9 @@ inline __m256i add_scaled(__m256i lanes, __m256i w, const std::int8_t* a, __m256
 #endif
 }
 
+// Always inlined: as a call (GCC's choice once the Rows array is in it) IQ2_XXS measured ~5% slower.
 template <typename Block>
-inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
+[[gnu::always_inline]] inline __m256i grid_lanes(const Block& x, const std::int8_t* a) {
   Rows r;
   row_indices(x, r);
   __m256i lanes = _mm256_setzero_si256();
