@@ -55,7 +55,8 @@ class ChatTemplate {
   static ChatTemplate parse(std::string_view source);
   // The template a model's GGUF carries (tokenizer.chat_template) or, for a file without one, the
   // built-in template its architecture and vocabulary point to (Gemma's <start_of_turn>, ChatML's
-  // <|im_start|>, ...), as `wisp chat` chooses. Throws ChatTemplateError if it does not parse.
+  // <|im_start|>, ...), as `wisp chat` and `wisp serve` choose. A GGUF template that does not parse
+  // is replaced by the built-in one the same rule picks for a file without a template.
   static ChatTemplate for_model(const Model& model);
 
   // Throws ChatTemplateError(Runtime) or (Raised) — a template rejecting the conversation, e.g.

@@ -10,10 +10,9 @@ namespace wisp {
 ChatTemplate ChatTemplate::for_model(const Model& model) {
   const GgufFile& file = detail::model_state(model).file;
   const Tokenizer tokenizer = Tokenizer::from_gguf(file);
-  const ChatTemplateChoice choice =
-      choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
-                           [&](std::string_view t) { return tokenizer.find_token(t) != kNoToken; });
-  return parse(choice.source);
+  return load_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
+                            [&](std::string_view t) { return tokenizer.find_token(t) != kNoToken; })
+      .parsed;
 }
 
 ChatRenderOptions chat_render_options(const Tokenizer& tokenizer, bool add_generation_prompt) {

@@ -126,11 +126,12 @@ std::string_view builtin_chat_template_origin(std::string_view name) {
   return {};
 }
 
-ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_template, std::string_view architecture,
-                                        const std::function<bool(std::string_view)>& has_token) {
-  if (gguf_template && !gguf_template->empty()) {
-    return {"gguf", std::string(*gguf_template), "the GGUF's own tokenizer.chat_template"};
-  }
+namespace {
+
+// The builtin for a file whose own template cannot be used; `why` says why ("the GGUF has no chat
+// template", or the parse error), and starts the reason.
+ChatTemplateChoice choose_builtin(std::string_view architecture, const std::function<bool(std::string_view)>& has_token,
+                                  const std::string& why) {
   struct Marker {
     std::string_view first, second, builtin;
   };
@@ -144,16 +145,37 @@ ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_tem
   };
   for (const auto& m : kMarkers) {
     if (has_both(has_token, m.first, m.second)) {
-      return pick(m.builtin, "the GGUF has no chat template; its vocabulary has " + std::string(m.first) + " and " +
-                                 std::string(m.second) + ", so the " + std::string(m.builtin) + " template is used");
+      return pick(m.builtin, why + "; its vocabulary has " + std::string(m.first) + " and " + std::string(m.second) +
+                                 ", so the " + std::string(m.builtin) + " template is used");
     }
   }
   if (architecture == "gemma" || architecture == "gemma2" || architecture == "gemma3") {
-    return pick("gemma", "the GGUF has no chat template; architecture " + std::string(architecture) +
-                             " uses the gemma template");
+    return pick("gemma", why + "; architecture " + std::string(architecture) + " uses the gemma template");
   }
-  return pick("chatml",
-              "the GGUF has no chat template and no known turn markers; falling back to chatml (as llama.cpp does)");
+  return pick("chatml", why + " and no known turn markers; falling back to chatml (as llama.cpp does)");
+}
+
+}  // namespace
+
+ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_template, std::string_view architecture,
+                                        const std::function<bool(std::string_view)>& has_token) {
+  if (gguf_template && !gguf_template->empty()) {
+    return {"gguf", std::string(*gguf_template), "the GGUF's own tokenizer.chat_template"};
+  }
+  return choose_builtin(architecture, has_token, "the GGUF has no chat template");
+}
+
+ChosenChatTemplate load_chat_template(std::optional<std::string_view> gguf_template, std::string_view architecture,
+                                      const std::function<bool(std::string_view)>& has_token) {
+  ChatTemplateChoice choice = choose_chat_template(gguf_template, architecture, has_token);
+  if (choice.name != "gguf") return {ChatTemplate::parse(choice.source), std::move(choice)};
+  try {
+    return {ChatTemplate::parse(choice.source), std::move(choice)};
+  } catch (const std::exception& e) {
+    ChatTemplateChoice fallback = choose_builtin(
+        architecture, has_token, "the GGUF's chat template does not parse (" + std::string(e.what()) + ")");
+    return {ChatTemplate::parse(fallback.source), std::move(fallback), true};
+  }
 }
 
 }  // namespace wisp

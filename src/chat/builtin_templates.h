@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/chat_template.h"
+
 namespace wisp {
 
 // chatml, gemma, llama2, llama3, mistral, zephyr.
@@ -42,5 +44,17 @@ struct ChatTemplateChoice {
 // holds a token with exactly this text.
 ChatTemplateChoice choose_chat_template(std::optional<std::string_view> gguf_template, std::string_view architecture,
                                         const std::function<bool(std::string_view)>& has_token);
+
+// choose_chat_template's pick, parsed. When the GGUF's own template does not parse (a Jinja feature
+// wisp lacks, or a broken file) the model still chats: the builtin the rule picks for a file without
+// a template is used instead, and `choice.reason` starts with the parse error, so every caller
+// (wisp chat, wisp serve, the library's ChatTemplate::for_model) tells the user the same thing.
+struct ChosenChatTemplate {
+  ChatTemplate parsed;
+  ChatTemplateChoice choice;
+  bool fell_back = false;  // the GGUF's template did not parse
+};
+ChosenChatTemplate load_chat_template(std::optional<std::string_view> gguf_template, std::string_view architecture,
+                                      const std::function<bool(std::string_view)>& has_token);
 
 }  // namespace wisp

@@ -693,18 +693,11 @@ void Server::load() {
   s.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_gguf(file));
   const Tokenizer& tok = *s.tokenizer;
   s.harmony_channels = tok.find_token("<|channel|>") != kNoToken && tok.find_token("<|message|>") != kNoToken;
-  auto has_token = [&](std::string_view t) { return tok.find_token(t) != kNoToken; };
-  ChatTemplateChoice choice =
-      choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(), has_token);
-  try {
-    s.chat_template = std::make_unique<ChatTemplate>(ChatTemplate::parse(choice.source));
-  } catch (const std::exception& e) {
-    ChatTemplateChoice fallback = choose_chat_template(std::nullopt, file.architecture(), has_token);
-    std::fprintf(stderr, "serve: warning: the GGUF's chat template does not parse (%s); using %s\n", e.what(),
-                 fallback.name.c_str());
-    choice = fallback;
-    s.chat_template = std::make_unique<ChatTemplate>(ChatTemplate::parse(choice.source));
-  }
+  ChosenChatTemplate chosen = load_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
+                                                 [&](std::string_view t) { return tok.find_token(t) != kNoToken; });
+  if (chosen.fell_back) std::fprintf(stderr, "serve: warning: %s\n", chosen.choice.reason.c_str());
+  s.chat_template = std::make_unique<ChatTemplate>(std::move(chosen.parsed));
+  const ChatTemplateChoice& choice = chosen.choice;
   s.template_note = choice.name + " (" + choice.reason + ")";
 
   std::size_t ctx = o.ctx;
@@ -757,8 +750,7 @@ void Server::load() {
 
   s.api.tokenizer = s.tokenizer.get();
   s.api.chat_template = s.chat_template.get();
-  if (tok.bos() != kNoToken) s.api.render_options.bos_token = tok.token_to_piece(tok.bos(), true);
-  if (tok.eos() != kNoToken) s.api.render_options.eos_token = tok.token_to_piece(tok.eos(), true);
+  s.api.render_options = chat_render_options(tok);
   s.api.model_name = s.model_name;
   s.api.n_ctx = ctx;
   s.api.lookup = o.lookup;

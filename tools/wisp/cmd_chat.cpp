@@ -116,16 +116,18 @@ int cmd_chat(int argc, char** argv) {
   const GgufFile& file = detail::model_state(*lm.model).file;
   Tokenizer tokenizer = Tokenizer::from_gguf(file);
 
-  ChatTemplateChoice choice;
+  std::optional<ChosenChatTemplate> chosen;
   if (const auto& name = flags.chat_template) {
     auto src = builtin_chat_template(*name);
     if (!src) throw UsageError("--chat-template: no built-in template named '" + *name + "'");
-    choice = {*name, std::string(*src), "chosen with --chat-template"};
+    chosen.emplace(ChatTemplate::parse(*src),
+                   ChatTemplateChoice{*name, std::string(*src), "chosen with --chat-template"});
   } else {
-    choice = choose_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
-                                  [&](std::string_view t) { return tokenizer.find_token(t) != kNoToken; });
+    chosen = load_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
+                                [&](std::string_view t) { return tokenizer.find_token(t) != kNoToken; });
   }
-  ChatTemplate tmpl = ChatTemplate::parse(choice.source);
+  ChatTemplate tmpl = std::move(chosen->parsed);
+  const ChatTemplateChoice& choice = chosen->choice;
   std::fprintf(stderr, "chat template: %s (%s)\n", choice.name.c_str(), choice.reason.c_str());
   if (!seed_note.empty() && sp.temperature > 0) std::fprintf(stderr, "%s\n", seed_note.c_str());
 

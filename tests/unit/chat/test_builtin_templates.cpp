@@ -65,6 +65,27 @@ TEST(ChatBuiltins, ChoiceRule) {
   EXPECT_NE(choice.reason.find("no chat template"), std::string::npos);
 }
 
+// A GGUF template wisp cannot parse still leaves the model able to chat: the builtin the vocabulary
+// points to, with the parse error in the reason every caller prints.
+TEST(ChatBuiltins, UnparsableGgufTemplateFallsBackToTheVocabularysBuiltin) {
+  const auto gemma_vocab = vocabulary({"<start_of_turn>", "<end_of_turn>"});
+  ChosenChatTemplate ok = load_chat_template("{{ bos_token }}hi", "llama", gemma_vocab);
+  EXPECT_FALSE(ok.fell_back);
+  EXPECT_EQ(ok.choice.name, "gguf");
+  EXPECT_EQ(ok.parsed.source(), "{{ bos_token }}hi");
+
+  ChosenChatTemplate bad = load_chat_template("{% for m in messages %}{{ m.content ", "llama", gemma_vocab);
+  EXPECT_TRUE(bad.fell_back);
+  EXPECT_EQ(bad.choice.name, "gemma");
+  EXPECT_EQ(bad.parsed.source(), std::string(*builtin_chat_template("gemma")));
+  EXPECT_NE(bad.choice.reason.find("does not parse"), std::string::npos) << bad.choice.reason;
+  EXPECT_NE(bad.choice.reason.find("<start_of_turn>"), std::string::npos) << bad.choice.reason;
+
+  ChosenChatTemplate none = load_chat_template(std::nullopt, "mystery", vocabulary({}));
+  EXPECT_FALSE(none.fell_back);
+  EXPECT_EQ(none.choice.name, "chatml");
+}
+
 struct RealModel {
   std::string chat_template;
   bool has_template = false;
