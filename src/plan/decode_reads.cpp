@@ -66,8 +66,9 @@ DecodeReads decode_reads_from_gguf(const GgufFile& f) {
   if (r.moe()) {
     const auto used = f.get_u64_opt(arch + ".expert_used_count");
     if (!used || *used == 0 || *used > r.n_expert) {
-      throw Error(f.path() + ": " + arch + ".expert_used_count " + (used ? "= " + std::to_string(*used) : "is missing") +
-                  "; it must be between 1 and " + arch + ".expert_count = " + std::to_string(r.n_expert));
+      throw Error(f.path() + ": " + arch + ".expert_used_count " +
+                  (used ? "= " + std::to_string(*used) : "is missing") + "; it must be between 1 and " + arch +
+                  ".expert_count = " + std::to_string(r.n_expert));
     }
     r.n_expert_used = *used;
   }
