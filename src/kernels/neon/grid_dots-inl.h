@@ -52,9 +52,7 @@ inline int8x16_t quad32(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::
 inline int8x16_t negate_where(int8x16_t mag, int8x16_t m) { return vsubq_s8(veorq_s8(mag, m), m); }
 
 // Sign masks of two 8-value groups from their pattern indices.
-inline int8x16_t patterns(unsigned i0, unsigned i1) {
-  return pair64(kSignMasks.m[i0 & 127], kSignMasks.m[i1 & 127]);
-}
+inline int8x16_t patterns(unsigned i0, unsigned i1) { return pair64(kSignMasks.m[i0 & 127], kSignMasks.m[i1 & 127]); }
 
 // Byte masks of 16 sign bits (two bytes of IQ2_S/IQ3_S's sign array).
 inline int8x16_t sign_bits(const std::uint8_t* s) {
@@ -146,7 +144,8 @@ inline Sub32 sub32(const BlockIQ1_M& x, int ib, Codes32* shift) {
   const auto sh = [&](int l) { return nib(l) & 8u ? ~0ULL : 0x0101010101010101ULL; };  // bytes of -1 or 1
   *shift = {pair64(sh(0), sh(1)), pair64(sh(2), sh(3))};
   const unsigned sc = x.scales[ib / 2] >> (6 * (ib % 2));
-  return {{pair64(at(0), at(1)), pair64(at(2), at(3))}, static_cast<int>(2 * (sc & 7) + 1),
+  return {{pair64(at(0), at(1)), pair64(at(2), at(3))},
+          static_cast<int>(2 * (sc & 7) + 1),
           static_cast<int>(2 * ((sc >> 3) & 7) + 1)};
 }
 

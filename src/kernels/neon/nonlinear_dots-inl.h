@@ -78,9 +78,7 @@ float repacked_dot(const void* w, const void* a, std::int64_t n) {
 }
 
 float dot_iq4_nl(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockIQ4_NL>(w, a, n); }
-float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
-  return repacked_dot<BlockIQ4_NL>(w, a, n);
-}
+float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockIQ4_NL>(w, a, n); }
 float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
 float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
 

@@ -27,7 +27,9 @@ inline __m256i trits(__m256i v, __m256i pow) {
   return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 8));
 }
 
-inline __m256i pow3(int p) { return _mm256_set1_epi16(static_cast<short>(p == 0 ? 1 : p == 1 ? 3 : p == 2 ? 9 : p == 3 ? 27 : 81)); }
+inline __m256i pow3(int p) {
+  return _mm256_set1_epi16(static_cast<short>(p == 0 ? 1 : p == 1 ? 3 : p == 2 ? 9 : p == 3 ? 27 : 81));
+}
 
 // Integer lanes of a chunk of 32 unsigned codes (<= 2) times 32 activation codes, added to acc.
 inline __m256i add_chunk(__m256i acc, __m256i codes, const std::int8_t* a) {
