@@ -27,30 +27,10 @@ constexpr std::int64_t kTokens = 128;
 
 using wisp::bench::Shape;
 
-struct Fixture {
-  std::vector<std::uint8_t> w, a;
-  std::size_t w_stride = 0, a_stride = 0;
-  std::vector<float> y;
-  const k::MultiDot* m = nullptr;
-};
+using Fixture = wisp::bench::QuantizedFixture;
 
 Fixture make(GgmlType type, Shape s) {
-  std::mt19937 rng(5);
-  Fixture f;
-  f.w = wisp::test::random_matrix(type, s.rows, s.cols, rng);
-  f.w_stride = wisp::block_type(type).row_bytes(s.cols);
-  f.a_stride = k::act_row_bytes(k::ActFormat::kQ8_0Split, s.cols);
-  f.a.resize(f.a_stride * kTokens);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.cols));
-  for (std::int64_t t = 0; t < kTokens; ++t) {
-    for (float& v : x) v = normal(rng);
-    k::convert_act_row(k::ActFormat::kQ8_0Split, x.data(), f.a.data() + f.a_stride * t, s.cols);
-  }
-  f.y.resize(static_cast<std::size_t>(kTokens * s.rows));
-  const k::DotKernel* kern = k::find_dot_kernel(static_cast<std::uint32_t>(type));
-  if (kern != nullptr && kern->dot_invariant != nullptr) f.m = k::find_multi_dot(*kern, kern->dot_invariant);
-  return f;
+  return wisp::bench::make_quantized_fixture(type, s, k::ActFormat::kQ8_0Split, kTokens);
 }
 
 void set_counters(benchmark::State& st, Shape s) { wisp::bench::set_gflops(st, s, kTokens); }
@@ -58,12 +38,13 @@ void set_counters(benchmark::State& st, Shape s) { wisp::bench::set_gflops(st, s
 // As the matmul ran it before the GEMM: 16-row chunks, each row against every token four at a time.
 void BM_Tok4(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
-  if (f.m == nullptr || f.m->tok4 == nullptr) return st.SkipWithError("no four-token kernel on this CPU");
+  if (f.invariant == nullptr || f.invariant->tok4 == nullptr)
+    return st.SkipWithError("no four-token kernel on this CPU");
   float o[4];
   for (auto _ : st) {
     for (std::int64_t r = 0; r < s.rows; ++r) {
       for (std::int64_t t = 0; t < kTokens; t += 4) {
-        f.m->tok4(f.w.data() + f.w_stride * r, f.a.data() + f.a_stride * t, f.a_stride, s.cols, o);
+        f.invariant->tok4(f.w.data() + f.w_stride * r, f.a.data() + f.a_stride * t, f.a_stride, s.cols, o);
         for (int q = 0; q < 4; ++q) f.y[(t + q) * s.rows + r] = o[q];
       }
     }
@@ -74,12 +55,12 @@ void BM_Tok4(benchmark::State& st, GgmlType type, Shape s) {
 
 void BM_Gemm8(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
-  if (f.m == nullptr || f.m->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
-  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols, f.m->gemm_rows));
+  if (f.invariant == nullptr || f.invariant->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
+  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols, f.invariant->gemm_rows));
   for (auto _ : st) {
-    for (std::int64_t r = 0; r < s.rows; r += f.m->gemm_rows) {
-      f.m->gemm8(f.w.data() + f.w_stride * r, f.w_stride, f.m->gemm_rows, f.a.data(), f.a_stride, kTokens, s.cols,
-                 f.y.data() + r, s.rows, scratch.data());
+    for (std::int64_t r = 0; r < s.rows; r += f.invariant->gemm_rows) {
+      f.invariant->gemm8(f.w.data() + f.w_stride * r, f.w_stride, f.invariant->gemm_rows, f.a.data(), f.a_stride,
+                         kTokens, s.cols, f.y.data() + r, s.rows, scratch.data());
     }
     benchmark::DoNotOptimize(f.y.data());
   }

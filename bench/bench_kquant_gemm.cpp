@@ -30,31 +30,10 @@ constexpr std::int64_t kChunk = 16;
 
 using wisp::bench::Shape;
 
-struct Fixture {
-  std::vector<std::uint8_t> w, a;
-  std::size_t w_stride = 0, a_stride = 0;
-  std::vector<float> y;
-  const k::DotKernel* kern = nullptr;
-  const k::MultiDot* m = nullptr;
-};
+using Fixture = wisp::bench::QuantizedFixture;
 
 Fixture make(GgmlType type, Shape s) {
-  std::mt19937 rng(5);
-  Fixture f;
-  f.w = wisp::test::random_matrix(type, s.rows, s.cols, rng);
-  f.w_stride = wisp::block_type(type).row_bytes(s.cols);
-  f.a_stride = k::act_row_bytes(k::ActFormat::kQ8_K, s.cols);
-  f.a.resize(f.a_stride * kTokens);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.cols));
-  for (std::int64_t t = 0; t < kTokens; ++t) {
-    for (float& v : x) v = normal(rng);
-    k::convert_act_row(k::ActFormat::kQ8_K, x.data(), f.a.data() + f.a_stride * t, s.cols);
-  }
-  f.y.resize(static_cast<std::size_t>(kTokens * s.rows));
-  f.kern = k::find_dot_kernel(static_cast<std::uint32_t>(type));
-  if (f.kern != nullptr && f.kern->dot_invariant != nullptr) f.m = k::find_multi_dot(*f.kern, f.kern->dot_invariant);
-  return f;
+  return wisp::bench::make_quantized_fixture(type, s, k::ActFormat::kQ8_K, kTokens);
 }
 
 void per_token(benchmark::State& st, Fixture& f, Shape s, k::DotFn dot) {
@@ -84,12 +63,12 @@ void BM_Super8OneToken(benchmark::State& st, GgmlType type, Shape s) {
 
 void BM_Gemm8(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
-  if (f.m == nullptr || f.m->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
+  if (f.invariant == nullptr || f.invariant->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
   std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols));
   for (auto _ : st) {
     for (std::int64_t r = 0; r < s.rows; r += 8) {
-      f.m->gemm8(f.w.data() + f.w_stride * r, f.w_stride, 8, f.a.data(), f.a_stride, kTokens, s.cols, f.y.data() + r,
-                 s.rows, scratch.data());
+      f.invariant->gemm8(f.w.data() + f.w_stride * r, f.w_stride, 8, f.a.data(), f.a_stride, kTokens, s.cols,
+                         f.y.data() + r, s.rows, scratch.data());
     }
     benchmark::DoNotOptimize(f.y.data());
   }
