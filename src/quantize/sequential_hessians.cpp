@@ -24,8 +24,7 @@ struct PassDone {};
 
 class SequentialHessians::Observer final : public model::MatmulObserver {
  public:
-  Observer(const GgufFile& file, std::map<const std::uint8_t*, std::unique_ptr<Swapped>>& swapped)
-      : swapped_(swapped) {
+  Observer(const GgufFile& file, std::map<const std::uint8_t*, std::unique_ptr<Swapped>>& swapped) : swapped_(swapped) {
     for (const GgufTensor& t : file.tensors()) {
       const std::string name(t.name);
       names_[t.data] = {name, layer_of(name)};
@@ -114,8 +113,8 @@ SequentialHessians::SequentialHessians(SequentialCalib calib, int n_threads, std
 
 SequentialHessians::~SequentialHessians() = default;
 
-void SequentialHessians::record(const std::string& name, const BlockTypeInfo& type,
-                                std::span<const std::uint8_t> bytes, const OutlierTable* sparse) {
+void SequentialHessians::record(const std::string& name, const BlockTypeInfo& type, std::span<const std::uint8_t> bytes,
+                                const OutlierTable* sparse) {
   const detail::ModelState& st = detail::model_state(*model_);
   const GgufTensor* src = st.file.find_tensor(name);
   if (src == nullptr || src->n_dims != 2) return;  // not a weight the forward pass multiplies
@@ -134,7 +133,8 @@ void SequentialHessians::record(const std::string& name, const BlockTypeInfo& ty
                                 .outliers = nullptr};
   if (sparse != nullptr && sparse->per_row > 0) {
     s->rowptr.resize(static_cast<std::size_t>(rows + 1));
-    for (std::int64_t r = 0; r <= rows; ++r) s->rowptr[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(r * sparse->per_row);
+    for (std::int64_t r = 0; r <= rows; ++r)
+      s->rowptr[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(r * sparse->per_row);
     s->val = sparse->val;
     s->sparse.rowptr = s->rowptr.data();
     s->sparse.val = s->val.data();
@@ -186,9 +186,11 @@ void SequentialHessians::run_layer(std::int64_t layer) {
   layer_ = layer;
   ++passes_;
   if (log_) {
-    std::fprintf(log_, "gptq-sequential: layer %lld: Hessians of %zu inputs from %lld tokens through %lld quantized layers, %.1f s\n",
-                 static_cast<long long>(layer), acc_.size(), static_cast<long long>(n_tok),
-                 static_cast<long long>(layer), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::fprintf(
+        log_,
+        "gptq-sequential: layer %lld: Hessians of %zu inputs from %lld tokens through %lld quantized layers, %.1f s\n",
+        static_cast<long long>(layer), acc_.size(), static_cast<long long>(n_tok), static_cast<long long>(layer),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::fflush(log_);
   }
 }

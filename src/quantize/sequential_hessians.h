@@ -39,10 +39,10 @@
 namespace wisp::quantize {
 
 struct SequentialCalib {
-  std::string model_path;             // the runnable source GGUF (the converter's input)
-  std::vector<std::int32_t> tokens;   // the calibration tokens (BOS first)
-  std::int64_t n_ctx = 512;           // window length, each from an empty cache
-  std::int32_t bos = -1;              // when >= 0, each window's first token is set to it
+  std::string model_path;            // the runnable source GGUF (the converter's input)
+  std::vector<std::int32_t> tokens;  // the calibration tokens (BOS first)
+  std::int64_t n_ctx = 512;          // window length, each from an empty cache
+  std::int32_t bos = -1;             // when >= 0, each window's first token is set to it
 };
 
 class SequentialHessians {

@@ -106,8 +106,8 @@ TEST(GptqSequential, LayerZeroIsTheSourceAndLaterLayersSeeTheQuantizedOnes) {
       seq.record(name, *t.type, std::span(t.data, t.n_bytes), nullptr);
     }
   }
-  for (const char* name : {"blk.1.attn_k.weight", "blk.1.attn_output.weight", "blk.1.ffn_gate.weight",
-                           "blk.1.ffn_down.weight"}) {
+  for (const char* name :
+       {"blk.1.attn_k.weight", "blk.1.attn_output.weight", "blk.1.ffn_gate.weight", "blk.1.ffn_down.weight"}) {
     const std::vector<double> h = seq.hessian(name);
     const std::vector<double> want = calibration_hessian(o.output, fx.tokens, name);
     EXPECT_LT(rel_diff(h, want), 1e-12) << name;
