@@ -22,6 +22,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/multi_dots.h"
+#include "invariant_order_checks.h"
 #include "random_blocks.h"
 
 namespace wisp {
@@ -111,17 +112,10 @@ TEST_P(Blocks8Isa, EqualsItsScalarFormBitForBit) {
     ASSERT_NE(k, nullptr);
     ASSERT_NE(k->dot_invariant, nullptr) << block_type(type).name << ": no " << isa_name(isa) << " kernel";
     ASSERT_EQ(k->act_invariant, ActFormat::kQ8_0Split);
-    for (std::int64_t blocks : {1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 64, 130}) {
-      const std::int64_t n = blocks * 32;
-      for (const auto& a : split_rows(n, rng)) {
-        for (const auto& w : test::adversarial_weights(type, n, rng)) {
-          const float got = k->dot_invariant(w.data(), a.data(), n);
-          const float want = scalar_form(type)(w.data(), a.data(), n);
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
-              << block_type(type).name << " " << isa_name(isa) << " n=" << n << ": " << got << " vs " << want;
-        }
-      }
-    }
+    test::expect_same_bits_as_scalar_form(
+        type, isa_name(isa), k->dot_invariant, scalar_form(type),
+        {32, 64, 96, 224, 256, 288, 480, 512, 544, 576, 2048, 4160}, [&](std::int64_t n) { return split_rows(n, rng); },
+        rng);
   }
 }
 
@@ -213,7 +207,7 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
       kernels::convert_act_row(ActFormat::kQ8_0Split, x.data(), split.data(), n);
       const kernels::Q8_0SplitRow s = kernels::q8_0_split_row(split.data(), n);
       std::vector<float> wrow(static_cast<std::size_t>(n));
-      double worst = 0.0, worst_ref = 0.0;
+      test::NormalizedErrors errors;
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::uint8_t* wr = w.data() + static_cast<std::size_t>(r) * info.row_bytes(n);
         info.dequantize(wr, wrow.data(), n);
@@ -234,12 +228,9 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
         }
         const double fast = scalar_form(type)(wr, split.data(), n);
         const double llama = ref->dot(wr, q8.data(), n);
-        worst = std::max(worst, std::abs(fast - exact) / magnitude);
-        worst_ref = std::max(worst_ref, std::abs(llama - exact) / magnitude);
+        errors.add(fast, llama, exact, magnitude);
       }
-      std::printf("  %s n=%lld: normalized error wisp %.2e, llama.cpp order %.2e\n", info.name,
-                  static_cast<long long>(n), worst, worst_ref);
-      EXPECT_LE(worst, 2e-6) << info.name << " n=" << n;
+      errors.expect_within(info.name, n, 2e-6);
     }
   }
 }

@@ -24,6 +24,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/float_gemm.h"
+#include "invariant_order_checks.h"
 #include "random_blocks.h"
 
 namespace wisp {
@@ -160,7 +161,7 @@ TEST(FloatLanes8, NormalizedErrorAgainstTheExactValueIsBounded) {
       x[7] = 30.0f;  // an outlier channel, as real activations have
       std::vector<std::uint8_t> ref_act(kernels::act_row_bytes(ref->act, n));
       kernels::convert_act_row(ref->act, x.data(), ref_act.data(), n);
-      double worst = 0.0, worst_ref = 0.0;
+      test::NormalizedErrors errors;
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::uint8_t* wr = w.data() + static_cast<std::size_t>(r) * info.row_bytes(n);
         const std::vector<float> wf = widen(type, wr, n);
@@ -171,12 +172,9 @@ TEST(FloatLanes8, NormalizedErrorAgainstTheExactValueIsBounded) {
         }
         const double fast = scalar_form(type)(wr, x.data(), n);
         const double llama = ref->dot(wr, ref_act.data(), n);
-        worst = std::max(worst, std::abs(fast - exact) / magnitude);
-        worst_ref = std::max(worst_ref, std::abs(llama - exact) / magnitude);
+        errors.add(fast, llama, exact, magnitude);
       }
-      std::printf("  %s n=%lld: normalized error wisp %.2e, llama.cpp order %.2e\n", info.name,
-                  static_cast<long long>(n), worst, worst_ref);
-      EXPECT_LE(worst, 2e-6) << info.name << " n=" << n;
+      errors.expect_within(info.name, n, 2e-6);
     }
   }
 }

@@ -23,6 +23,7 @@
 #include "kernels/dot.h"
 #include "kernels/kquant_unpack.h"
 #include "kernels/multi_dots.h"
+#include "invariant_order_checks.h"
 #include "random_blocks.h"
 
 namespace wisp {
@@ -55,17 +56,10 @@ TEST_P(KQuantSuper8Isa, EqualsItsScalarFormBitForBit) {
     ASSERT_NE(k, nullptr);
     ASSERT_NE(k->dot_invariant, nullptr) << block_type(type).name << ": no " << isa_name(isa) << " kernel";
     ASSERT_EQ(k->act_invariant, ActFormat::kQ8_K);
-    for (std::int64_t blocks : {1, 2, 7, 8, 9, 16, 17, 33}) {
-      const std::int64_t n = blocks * kQK_K;
-      for (const auto& a : test::activation_rows(ActFormat::kQ8_K, n, rng)) {
-        for (const auto& w : test::adversarial_weights(type, n, rng)) {
-          const float got = k->dot_invariant(w.data(), a.data(), n);
-          const float want = scalar_form(type)(w.data(), a.data(), n);
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
-              << block_type(type).name << " " << isa_name(isa) << " n=" << n << ": " << got << " vs " << want;
-        }
-      }
-    }
+    test::expect_same_bits_as_scalar_form(
+        type, isa_name(isa), k->dot_invariant, scalar_form(type),
+        {1 * kQK_K, 2 * kQK_K, 7 * kQK_K, 8 * kQK_K, 9 * kQK_K, 16 * kQK_K, 17 * kQK_K, 33 * kQK_K},
+        [&](std::int64_t n) { return test::activation_rows(ActFormat::kQ8_K, n, rng); }, rng);
   }
 }
 
@@ -106,7 +100,7 @@ TEST(KQuantSuper8, NormalizedErrorAgainstTheExactValueIsBounded) {
       std::vector<std::uint8_t> q8(kernels::act_row_bytes(ActFormat::kQ8_K, n));
       kernels::convert_act_row(ActFormat::kQ8_K, x.data(), q8.data(), n);
       const auto* y = reinterpret_cast<const kernels::BlockQ8_K*>(q8.data());
-      double worst = 0.0, worst_ref = 0.0;
+      test::NormalizedErrors errors;
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::uint8_t* wr = w.data() + static_cast<std::size_t>(r) * info.row_bytes(n);
         double exact = 0.0, magnitude = 0.0;
@@ -130,12 +124,9 @@ TEST(KQuantSuper8, NormalizedErrorAgainstTheExactValueIsBounded) {
         }
         const double fast = scalar_form(type)(wr, q8.data(), n);
         const double llama = ref->dot(wr, q8.data(), n);
-        worst = std::max(worst, std::abs(fast - exact) / magnitude);
-        worst_ref = std::max(worst_ref, std::abs(llama - exact) / magnitude);
+        errors.add(fast, llama, exact, magnitude);
       }
-      std::printf("  %s n=%lld: normalized error wisp %.2e, llama.cpp order %.2e\n", info.name,
-                  static_cast<long long>(n), worst, worst_ref);
-      EXPECT_LE(worst, 2e-6) << info.name << " n=" << n;
+      errors.expect_within(info.name, n, 2e-6);
     }
   }
 }
