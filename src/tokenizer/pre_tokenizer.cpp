@@ -16,6 +16,7 @@ enum : std::uint8_t {
   kNumber = 2,
   kSpace = 4,        // White_Space, regex \s
   kPunctuation = 8,  // \p{P}, only the default pre-tokenizer asks
+  kMark = 16,        // \p{M}, only qwen35 asks
   kInRange = 0x80,
 };
 
@@ -42,6 +43,7 @@ DecodedText decode(std::string_view text) {
       case UnicodeClass::kLetter: f |= kLetter; break;
       case UnicodeClass::kNumber: f |= kNumber; break;
       case UnicodeClass::kPunctuation: f |= kPunctuation; break;
+      case UnicodeClass::kMark: f |= kMark; break;
       default: break;
     }
     if (unicode_is_whitespace(*cp)) f |= kSpace;
@@ -164,36 +166,51 @@ void split_gpt2(const DecodedText& t, Segment seg, Segments& out) {
   }
 }
 
-void split_llama3(const DecodedText& t, Segment seg, std::size_t max_digits, Segments& out) {
+// The Llama 3 regex family: (?i:contractions)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}|
+//  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ and its variants as the options say.
+struct Llama3Options {
+  std::size_t max_digits = 3;      // 3: Llama 3, 1: Qwen2
+  bool contractions = true;        // false: no contraction branch (ufakzeka)
+  std::uint8_t letter = kLetter;   // kLetter | kMark: [\p{L}\p{M}]+ words, marks not punctuation (qwen35)
+  bool breaks_after_punct = true;  // false:  ?[^\s\p{L}\p{N}\r\n]+ with no [\r\n]* after it (seed-coder)
+};
+
+void split_llama3(const DecodedText& t, Segment seg, const Llama3Options& o, Segments& out) {
   Scanner s(t, seg, out);
+  const std::uint8_t word = o.letter;
+  auto other = [&](std::size_t i) {
+    const std::uint8_t f = s.flags(i);
+    return f != 0 && (f & (kSpace | word | kNumber)) == 0;
+  };
   while (!s.done()) {
     const std::size_t p = s.pos();
-    if (std::size_t n = contraction(s, true)) {
+    if (std::size_t n = o.contractions ? contraction(s, true) : 0) {
       s.emit(p + n);
       continue;
     }
     const char32_t c = s.cp(p);
     const std::uint8_t f = s.flags(p);
     // [^\r\n\p{L}\p{N}]?\p{L}+ : one optional non-letter (even a space or a tab) glued to letters.
-    if (c != '\r' && c != '\n' && !(f & kNumber) && ((f & kLetter) || (s.flags(p + 1) & kLetter))) {
+    if (c != '\r' && c != '\n' && !(f & kNumber) && ((f & word) || (s.flags(p + 1) & word))) {
       std::size_t q = p + 1;
-      while (s.flags(q) & kLetter) ++q;
+      while (s.flags(q) & word) ++q;
       s.emit(q);
       continue;
     }
     if (f & kNumber) {  // \p{N}{1,3} (Llama 3) or \p{N} (Qwen2)
       std::size_t q = p;
-      while ((s.flags(q) & kNumber) && q - p < max_digits) ++q;
+      while ((s.flags(q) & kNumber) && q - p < o.max_digits) ++q;
       s.emit(q);
       continue;
     }
     //  ?[^\s\p{L}\p{N}]+[\r\n]*
     const bool space = c == ' ';
     const std::uint8_t f2 = space ? s.flags(p + 1) : f;
-    if ((f2 & (kSpace | kLetter | kNumber)) == 0) {
+    if ((f2 & (kSpace | word | kNumber)) == 0) {
       std::size_t q = p + (space ? 1 : 0);
-      while (s.other(q)) ++q;
-      while (s.cp(q) == '\r' || s.cp(q) == '\n') ++q;
+      while (other(q)) ++q;
+      if (o.breaks_after_punct)
+        while (s.cp(q) == '\r' || s.cp(q) == '\n') ++q;
       s.emit(q);
       continue;
     }
@@ -205,7 +222,8 @@ void split_llama3(const DecodedText& t, Segment seg, std::size_t max_digits, Seg
 // other code point becomes one byte standing for its class, so \p{L} is [A-Za-z] plus "a non-ASCII
 // letter" and the case tests (?=\p{L})[^a-z] / (?=\p{L})[^A-Z] hold for every non-ASCII letter.
 // The branches below are that regex's first match at each position, backtracking included.
-void split_gpt4o(const DecodedText& t, Segment seg, Segments& out) {
+// Tekken (Mistral) is the same regex with \p{N} one digit at a time and no contraction suffix.
+void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool contractions, Segments& out) {
   Scanner s(t, seg, out);
   auto letter = [&](std::size_t i) { return (s.flags(i) & kLetter) != 0; };
   auto upper = [&](std::size_t i) { return letter(i) && !(s.cp(i) >= 'a' && s.cp(i) <= 'z'); };
@@ -233,12 +251,12 @@ void split_gpt4o(const DecodedText& t, Segment seg, Segments& out) {
           }
         }
       }
-      s.emit(end + contraction_at(s, end, true));
+      s.emit(end + (contractions ? contraction_at(s, end, true) : 0));
       continue;
     }
     if (f & kNumber) {  // \p{N}{1,3}
       std::size_t e = p;
-      while ((s.flags(e) & kNumber) && e - p < 3) ++e;
+      while ((s.flags(e) & kNumber) && e - p < max_digits) ++e;
       s.emit(e);
       continue;
     }
@@ -254,10 +272,11 @@ void split_gpt4o(const DecodedText& t, Segment seg, Segments& out) {
   }
 }
 
-// Regex "X" (one code point) or "X+" (a run) used as a splitter: matches and the gaps between
+// Regex "X" (max_run 1), "X{1,n}" or "X+" (kRun) used as a splitter: matches and the gaps between
 // them both become words, as llama.cpp's std::regex fallback produces them.
+constexpr std::size_t kRun = SIZE_MAX;
 template <typename Pred>
-void split_matches(const DecodedText& t, Segment seg, bool runs, Pred pred, Segments& out) {
+void split_matches(Segment seg, std::size_t max_run, Pred pred, Segments& out) {
   std::size_t gap = seg.lo;
   std::size_t i = seg.lo;
   while (i < seg.hi) {
@@ -267,8 +286,7 @@ void split_matches(const DecodedText& t, Segment seg, bool runs, Pred pred, Segm
     }
     if (i > gap) out.push_back({gap, i});
     std::size_t j = i + 1;
-    if (runs)
-      while (j < seg.hi && pred(j)) ++j;
+    while (j < seg.hi && j - i < max_run && pred(j)) ++j;
     out.push_back({i, j});
     i = gap = j;
   }
@@ -328,44 +346,67 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
               "roberta-bpe", "jina-es",     "jina-de",    "gigachat",     "jina-v2-es", "jina-v2-de",     "a.x-4.0",
               "mellum",      "modern-bert", "jina-v1-en", "jina-v2-code", "trillion",   "granite-docling"}))
     return {PreTokenizerKind::kGpt2, false};
+  if (pre == "tekken") return {PreTokenizerKind::kTekken, true};
+  if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
+  if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
+  if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
+  if (pre == "laguna") return {PreTokenizerKind::kLaguna, false};
+  if (pre == "ufakzeka") return {PreTokenizerKind::kUfakzeka, false};
+  if (pre == "seed-coder") return {PreTokenizerKind::kSeedCoder, false};
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
-      "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, qwen2, gpt-4o, default and aliases)");
+      "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
+      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, default and aliases)");
 }
 
 void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
   if (text.empty()) return;
   const DecodedText t = decode(text);
   Segments segs{{0, t.cps.size()}};
+  auto number = [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; };
+  auto newline = [&](std::size_t i) { return t.cps[i] == '\n'; };
   auto gpt2 = [&](Segment s, Segments& o) { split_gpt2(t, s, o); };
+  auto llama3 = [&](Llama3Options opt) {
+    segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, opt, o); });
+  };
+  auto splitter = [&](std::size_t max_run, auto pred) {
+    segs = refine(segs, [&](Segment s, Segments& o) { split_matches(s, max_run, pred, o); });
+  };
   switch (kind) {
     case PreTokenizerKind::kGpt2: segs = refine(segs, gpt2); break;
     case PreTokenizerKind::kSmollm:
-      segs = refine(segs, [&](Segment s, Segments& o) {
-        split_matches(
-            t, s, false, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
-      });
+      splitter(1, number);
       segs = refine(segs, gpt2);
       break;
-    case PreTokenizerKind::kLlama3:
-      segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, 3, o); });
+    case PreTokenizerKind::kLlama3: llama3({.max_digits = 3}); break;
+    case PreTokenizerKind::kMinicpm5:  // \p{N}{1,3} first, then Llama 3 with \p{N}+
+      splitter(3, number);
+      llama3({.max_digits = kRun});
       break;
     case PreTokenizerKind::kQwen2:
-      segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, 1, o); });
+    case PreTokenizerKind::kBailingmoe: llama3({.max_digits = 1}); break;
+    case PreTokenizerKind::kLaguna:  // lines and line-break runs first, then Qwen2
+      splitter(kRun, newline);
+      llama3({.max_digits = 1});
       break;
-    case PreTokenizerKind::kGpt4o: segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, o); }); break;
+    case PreTokenizerKind::kQwen35: llama3({.max_digits = 1, .letter = kLetter | kMark}); break;
+    case PreTokenizerKind::kUfakzeka: llama3({.max_digits = 1, .contractions = false}); break;
+    case PreTokenizerKind::kSeedCoder: llama3({.max_digits = 1, .breaks_after_punct = false}); break;
+    case PreTokenizerKind::kGpt4o:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 3, true, o); });
+      break;
+    case PreTokenizerKind::kTekken:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 1, false, o); });
+      break;
     case PreTokenizerKind::kDefault: {
       auto punct = [&](std::size_t i) {
         const char32_t c = t.cps[i];
         return (t.flags[i] & kPunctuation) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' || c == '^' ||
                c == '~' || c == '|';
       };
-      segs = refine(segs, [&](Segment s, Segments& o) { split_matches(t, s, true, punct, o); });
+      splitter(kRun, punct);
       segs = refine(segs, gpt2);
-      segs = refine(segs, [&](Segment s, Segments& o) {
-        split_matches(
-            t, s, true, [&](std::size_t i) { return (t.flags[i] & kNumber) != 0; }, o);
-      });
+      splitter(kRun, number);
       segs = refine(segs, [&](Segment s, Segments& o) { split_ascii_triples(t, s, o); });
       break;
     }

@@ -135,7 +135,14 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
                                            GoldenModel{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
                                            GoldenModel{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
                                            GoldenModel{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
-                                           GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
+                                           GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
+                                           GoldenModel{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
+                                           GoldenModel{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
+                                           GoldenModel{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
+                                           GoldenModel{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
+                                           GoldenModel{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
+                                           GoldenModel{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
+                                           GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)

@@ -2,7 +2,7 @@
 // source by scripts/gen_pre_tokenizer_names.py -> tests/golden/tokenizer/llamacpp_pre_tokenizers.json)
 // is either one wisp implements or an error that names it. For the implemented ones, the scanner
 // wisp picks must be the one for the regex llama.cpp splits that name with: each wisp scanner is
-// anchored to one name (llama3, qwen2, gpt-2, smollm, default), and every name wisp maps to it
+// anchored to one name (llama3, qwen2, gpt-2, smollm, tekken, ...), and every name wisp maps to it
 // must have exactly that name's regex list in llama.cpp, and llama.cpp's ignore_merges.
 // (llama.cpp's clean_spaces, which only changes its detokenizer's clean-up of spaces, is not
 // compared: wisp's detokenizer does not clean up spaces for any name.)
@@ -47,9 +47,13 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
 
   // The name each scanner was written after: its regex is the one the scanner implements.
   const std::map<PreTokenizerKind, std::string> anchor = {
-      {PreTokenizerKind::kLlama3, "llama3"}, {PreTokenizerKind::kQwen2, "qwen2"},
-      {PreTokenizerKind::kGpt2, "gpt-2"},    {PreTokenizerKind::kSmollm, "smollm"},
-      {PreTokenizerKind::kGpt4o, "gpt-4o"},  {PreTokenizerKind::kDefault, "default"}};
+      {PreTokenizerKind::kLlama3, "llama3"},     {PreTokenizerKind::kQwen2, "qwen2"},
+      {PreTokenizerKind::kGpt2, "gpt-2"},        {PreTokenizerKind::kSmollm, "smollm"},
+      {PreTokenizerKind::kGpt4o, "gpt-4o"},      {PreTokenizerKind::kDefault, "default"},
+      {PreTokenizerKind::kMinicpm5, "minicpm5"}, {PreTokenizerKind::kBailingmoe, "bailingmoe"},
+      {PreTokenizerKind::kLaguna, "laguna"},     {PreTokenizerKind::kQwen35, "qwen35"},
+      {PreTokenizerKind::kUfakzeka, "ufakzeka"}, {PreTokenizerKind::kSeedCoder, "seed-coder"},
+      {PreTokenizerKind::kTekken, "tekken"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

@@ -56,7 +56,14 @@ INSTANTIATE_TEST_SUITE_P(Models, WikiText,
                                            WikiCase{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
                                            WikiCase{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
                                            WikiCase{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
-                                           WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"}),
+                                           WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
+                                           WikiCase{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
+                                           WikiCase{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
+                                           WikiCase{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
+                                           WikiCase{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
+                                           WikiCase{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
+                                           WikiCase{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
+                                           WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
