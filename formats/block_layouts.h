@@ -198,6 +198,31 @@ inline float e8m0_to_f32_half(std::uint8_t e) {
   return std::bit_cast<float>(bits);
 }
 
+// NVFP4: 64 values in four sub-blocks of 16, each with its own unsigned E4M3 scale byte d[s]
+// (bias 7, no sign; 0x00 and 0x7F read as zero) and MXFP4's doubled E2M1 codes. Sub-block s's
+// codes are qs[8s .. 8s+7]: value 16s + j in the low nibble of qs[8s + j], value 16s + 8 + j in
+// the high one. value = ue4m3_to_f32_half(d[s]) * kMxfp4Values[q]. 36 bytes.
+inline constexpr int kQK_NVFP4 = 64;
+inline constexpr int kQK_NVFP4_Sub = 16;
+struct BlockNVFP4 {
+  std::uint8_t d[kQK_NVFP4 / kQK_NVFP4_Sub];
+  std::uint8_t qs[kQK_NVFP4 / 2];
+};
+static_assert(sizeof(BlockNVFP4) == 36);
+
+// Half the unsigned E4M3 value of x, as ggml computes it (ggml_ue4m3_to_fp32): exponent 0 is
+// subnormal (man * 2^-9), 0x00 and 0x7F (the NaN pattern of E4M3) are zero, the top bit is not
+// part of the format and is ignored except that 0xFF is not 0x7F. Every result is exact in float.
+inline float ue4m3_to_f32_half(std::uint8_t x) {
+  if (x == 0 || x == 0x7F) return 0.0f;
+  const int exp = (x >> 3) & 0xF;
+  const int man = x & 0x7;
+  // man * 2^-10 for exp 0, (8 + man) * 2^(exp - 11) otherwise: the 0.5 folded in, both exact.
+  const float raw =
+      exp == 0 ? static_cast<float>(man) : static_cast<float>(8 + man) * static_cast<float>(1 << (exp - 1));
+  return raw * (1.0f / 1024.0f);
+}
+
 // ---- The grid types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) ----------------------
 // Each stores, per group of 8 (IQ2, IQ1) or 4 (IQ3) values, an index into a fixed codebook of
 // magnitudes (formats/blocks/iq_grids.h) and, for IQ2/IQ3, signs; scales per 16 or 32 values

@@ -44,6 +44,7 @@ constexpr std::array kBlockTypes = {
     BlockTypeInfo{34, "TQ1_0", kQK_K, sizeof(BlockTQ1_0), dequantize_tq1_0, nullptr},
     BlockTypeInfo{35, "TQ2_0", kQK_K, sizeof(BlockTQ2_0), dequantize_tq2_0, nullptr},
     BlockTypeInfo{39, "MXFP4", kQK, sizeof(BlockMXFP4), dequantize_mxfp4, nullptr},
+    BlockTypeInfo{40, "NVFP4", kQK_NVFP4, sizeof(BlockNVFP4), dequantize_nvfp4, nullptr},
 };
 
 constexpr bool ids_ascending() {

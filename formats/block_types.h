@@ -41,6 +41,7 @@ enum class GgmlType : std::uint32_t {
   kTQ1_0 = 34,
   kTQ2_0 = 35,
   kMXFP4 = 39,
+  kNVFP4 = 40,
 };
 
 // Dequantize `n_elems` values (a whole number of blocks) from packed blocks into `out`.

@@ -56,7 +56,7 @@ struct GgufOpenOptions {
   bool keep_unknown_types = false;
 };
 
-// "unknown or unsupported tensor type id 40 (GGML's NVFP4, which wisp does not implement); wisp
+// "unknown or unsupported tensor type id 41 (GGML's Q1_0, which wisp does not implement); wisp
 // reads F32, F16, ...": the error for a type id wisp cannot read.
 std::string unsupported_type_message(std::uint32_t type_id);
 

@@ -2,7 +2,7 @@
 """Golden data for wisp's block-type reference kernels (formats/blocks/), from the `gguf` package.
 
 The oracle is gguf.quants (gguf 0.19.0, numpy): its dequantize for every registered type (the
-legacy and K-quant types, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4 and the IQ1/IQ2/IQ3 grid types) and its quantize for F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0. wisp must match it bit for bit.
+legacy and K-quant types, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, the IQ1/IQ2/IQ3 grid types and NVFP4) and its quantize for F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0. wisp must match it bit for bit.
 
 Writes, under tests/golden/dequant/ (or --out):
   <model stem>.json   one per real model in --models: for every tensor its name, type, ne, the
@@ -50,12 +50,15 @@ DEQUANT_ONLY = [T.Q2_K, T.Q3_K, T.Q4_K, T.Q5_K, T.Q6_K]
 NONLINEAR = [T.IQ4_NL, T.IQ4_XS, T.TQ1_0, T.TQ2_0, T.MXFP4]
 # The grid types, after those (IQ1_M has no half field: its d is spread over the scales' nibbles).
 GRID = [T.IQ2_XXS, T.IQ2_XS, T.IQ2_S, T.IQ3_XXS, T.IQ3_S, T.IQ1_S, T.IQ1_M]
+# NVFP4 after those (its four scales are unsigned E4M3 bytes: every byte value is finite).
+MICROSCALED = [T.NVFP4]
 # Byte offsets of the IEEE half fields inside one block (d, and dmin/m where present).
 HALF_FIELDS = {
     T.Q4_0: [0], T.Q4_1: [0, 2], T.Q5_0: [0], T.Q5_1: [0, 2], T.Q8_0: [0],
     T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
     T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64], T.MXFP4: [],  # MXFP4: an E8M0 byte
     T.IQ2_XXS: [0], T.IQ2_XS: [0], T.IQ2_S: [0], T.IQ3_XXS: [0], T.IQ3_S: [0], T.IQ1_S: [0], T.IQ1_M: [],
+    T.NVFP4: [],
 }
 
 
@@ -295,12 +298,14 @@ def synthetic(out_dir: str) -> None:
 
     # The non-linear, ternary and microscaling types: raw random blocks as above (every byte value,
     # so every codebook index, sign and exponent), after the older cases.
-    for qtype in NONLINEAR + GRID:
+    for qtype in NONLINEAR + GRID + MICROSCALED:
         block_elems, _ = GGML_QUANT_SIZES[qtype]
         n_blocks = 64 if block_elems == 32 else 32
         raw = random_blocks(rng, qtype, n_blocks - 5)
         if qtype == T.IQ1_M:  # d's exponent MSB is bit 14 of scales[3] (byte 55): keep d finite
             raw[:, 55] &= np.uint8(0xBF)
+        if qtype == T.NVFP4:  # the scale bytes that are special: E4M3's NaN pattern 0x7F (zero), the
+            raw[0, 0:4] = [0x7F, 0x01, 0x80, 0xFF]  # smallest subnormal, the ignored top bit, the largest
         per_row = 256 // block_elems if block_elems < 256 else 2
         rows = raw.reshape(-1, per_row * raw.shape[1])
         name = f"{qtype.name.lower()}.raw"

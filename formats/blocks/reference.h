@@ -57,13 +57,14 @@ void dequantize_q4_k(const void* blocks, float* out, std::int64_t n);
 void dequantize_q5_k(const void* blocks, float* out, std::int64_t n);
 void dequantize_q6_k(const void* blocks, float* out, std::int64_t n);
 
-// iq4.cpp, ternary.cpp, mxfp4.cpp (dequantize only: llama.cpp's quantizers for these search
+// iq4.cpp, ternary.cpp, mxfp4.cpp, nvfp4.cpp (dequantize only: llama.cpp's quantizers for these search
 // for scales, or need an importance matrix, and are not part of the reference set)
 void dequantize_iq4_nl(const void* blocks, float* out, std::int64_t n);
 void dequantize_iq4_xs(const void* blocks, float* out, std::int64_t n);
 void dequantize_tq1_0(const void* blocks, float* out, std::int64_t n);
 void dequantize_tq2_0(const void* blocks, float* out, std::int64_t n);
 void dequantize_mxfp4(const void* blocks, float* out, std::int64_t n);
+void dequantize_nvfp4(const void* blocks, float* out, std::int64_t n);
 
 // iq2.cpp, iq3.cpp, iq1.cpp: the grid types (dequantize only: their quantizers need an importance
 // matrix and a grid search)

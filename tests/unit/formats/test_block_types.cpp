@@ -108,6 +108,7 @@ constexpr KnownType kKnown[] = {
     {"TQ1_0", 34, 256, 54, 1.6875, false},
     {"TQ2_0", 35, 256, 66, 2.0625, false},
     {"MXFP4", 39, 32, 17, 4.25, false},
+    {"NVFP4", 40, 64, 36, 4.5, false},
 };
 
 TEST(BlockTypes, RegistryMatchesGgmlSizes) {
@@ -142,6 +143,7 @@ TEST(BlockTypes, LookupByNameIsCaseInsensitive) {
   EXPECT_EQ(find_block_type(""), nullptr);
   EXPECT_EQ(find_block_type("iq4_xs"), &block_type(GgmlType::kIQ4_XS));
   EXPECT_EQ(find_block_type("MXFP4"), &block_type(GgmlType::kMXFP4));
+  EXPECT_EQ(find_block_type("nvfp4"), &block_type(GgmlType::kNVFP4));
 }
 
 TEST(BlockTypes, UnimplementedIdsAreAbsent) {
@@ -149,7 +151,7 @@ TEST(BlockTypes, UnimplementedIdsAreAbsent) {
   EXPECT_EQ(find_block_type(9u), nullptr);   // Q8_1: no reference in the gguf package
   EXPECT_EQ(find_block_type(15u), nullptr);  // Q8_K: likewise
   EXPECT_EQ(find_block_type(24u), nullptr);  // I8: an integer tensor, not a block type of weights
-  EXPECT_EQ(find_block_type(40u), nullptr);  // NVFP4
+  EXPECT_EQ(find_block_type(41u), nullptr);  // Q1_0: not in the gguf package's dequantize set
   EXPECT_EQ(find_block_type(0xffffffffu), nullptr);
   EXPECT_THROW(block_type(GgmlType::kQ8_K), Error);
 }

@@ -142,22 +142,22 @@ TEST(GgufMalformed, UnknownTensorType) {
                    "wisp reads F32, F16, Q4_0", "IQ4_XS", "MXFP4"});
   // A GGML type wisp lacks is named, with what wisp reads instead.
   Bytes g = header(1, 0);
-  tensor_info(g, "w", {128}, 40, 0).pad_to(32).zeros(96);
-  expect_error(g, {"tensor 'w' type", "type id 40 (GGML's NVFP4, which wisp does not implement)", "wisp reads F32"});
+  tensor_info(g, "w", {128}, 41, 0).pad_to(32).zeros(96);
+  expect_error(g, {"tensor 'w' type", "type id 41 (GGML's Q1_0, which wisp does not implement)", "wisp reads F32"});
 }
 
 // Opened for `wisp info` (keep_unknown_types), the same file keeps its other tensors whole and the
 // unknown one without a type or size; a misplaced offset is still an error.
 TEST(GgufMalformed, UnknownTensorTypeKeptForInfo) {
   Bytes g = header(2, 0);
-  tensor_info(g, "w", {128}, 40, 0);
+  tensor_info(g, "w", {128}, 41, 0);
   tensor_info(g, "v", {8}, 0, 96);
   g.pad_to(32).zeros(128);
   const GgufFile f = GgufFile::parse(g.b, "odd.gguf", {.keep_unknown_types = true});
   ASSERT_EQ(f.tensors().size(), 2u);
   const GgufTensor& w = f.tensor("w");
   EXPECT_EQ(w.type, nullptr);
-  EXPECT_EQ(w.type_id, 40u);
+  EXPECT_EQ(w.type_id, 41u);
   EXPECT_EQ(w.n_bytes, 0u);
   EXPECT_EQ(w.ne[0], 128);
   const GgufTensor& v = f.tensor("v");
@@ -165,9 +165,9 @@ TEST(GgufMalformed, UnknownTensorTypeKeptForInfo) {
   EXPECT_EQ(v.n_bytes, 32u);
   EXPECT_EQ(v.file_offset, f.data_offset() + 96);
   // Strict parsing (every loader) still refuses the file.
-  expect_error(g, {"tensor 'w' type", "type id 40"});
+  expect_error(g, {"tensor 'w' type", "type id 41"});
   Bytes m = header(1, 0);
-  tensor_info(m, "w", {128}, 40, 7).pad_to(32).zeros(64);
+  tensor_info(m, "w", {128}, 41, 7).pad_to(32).zeros(64);
   EXPECT_THROW(GgufFile::parse(m.b, "odd.gguf", {.keep_unknown_types = true}), Error);
 }
 

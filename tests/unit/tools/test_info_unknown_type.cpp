@@ -49,7 +49,7 @@ fs::path crafted_file(std::uint32_t id) {
 }
 
 TEST(InfoUnknownType, DescribesTheRestAndNamesTheId) {
-  const fs::path path = crafted_file(40);  // GGML's NVFP4, which wisp does not read
+  const fs::path path = crafted_file(41);  // GGML's Q1_0, which wisp does not read
   const wisp::test::CommandResult r = wisp::test::run_wisp("info --tensors " + path.string());
   ASSERT_EQ(r.status, 0) << r.all();
   EXPECT_NE(r.out.find("crafted unknown type"), std::string::npos) << r.out;
@@ -57,7 +57,7 @@ TEST(InfoUnknownType, DescribesTheRestAndNamesTheId) {
   EXPECT_NE(r.out.find("token_embd.weight"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tensors:        2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("'odd.weight'"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("type id 40 (GGML's NVFP4, which wisp does not implement)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("type id 41 (GGML's Q1_0, which wisp does not implement)"), std::string::npos) << r.out;
 
   const wisp::test::CommandResult j = wisp::test::run_wisp("info --json " + path.string());
   ASSERT_EQ(j.status, 0) << j.all();
@@ -66,7 +66,7 @@ TEST(InfoUnknownType, DescribesTheRestAndNamesTheId) {
   EXPECT_EQ(got["tensor_count"], 2);
   EXPECT_EQ(got["tensor_bytes"], 32 * 4);  // the readable tensor only: the other's size is unknown
   ASSERT_EQ(got["unreadable_types"].size(), 1u);
-  EXPECT_NE(got["unreadable_types"][0].get<std::string>().find("type id 40"), std::string::npos);
+  EXPECT_NE(got["unreadable_types"][0].get<std::string>().find("type id 41"), std::string::npos);
 
   // An id GGML does not define either.
   const fs::path odd = crafted_file(1234);
@@ -77,12 +77,12 @@ TEST(InfoUnknownType, DescribesTheRestAndNamesTheId) {
 }
 
 TEST(InfoUnknownType, LoadingFailsListingTheSupportedTypes) {
-  const fs::path path = crafted_file(40);
+  const fs::path path = crafted_file(41);
   const wisp::test::CommandResult r = wisp::test::run_wisp("run -m " + path.string() + " -p hi -n 1");
   EXPECT_NE(r.status, 0) << r.all();
   const std::string all = r.all();
   EXPECT_NE(all.find("tensor 'odd.weight' type"), std::string::npos) << all;
-  EXPECT_NE(all.find("type id 40 (GGML's NVFP4"), std::string::npos) << all;
+  EXPECT_NE(all.find("type id 41 (GGML's Q1_0"), std::string::npos) << all;
   EXPECT_NE(all.find("wisp reads F32, F16"), std::string::npos) << all;
   EXPECT_NE(all.find("MXFP4"), std::string::npos) << all;
   fs::remove_all(path.parent_path());
