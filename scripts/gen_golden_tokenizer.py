@@ -439,10 +439,12 @@ def hf_tokenizer_from_gguf(v: dict, pre: str):
     return tok
 
 
-def gguf_with_pre(src: Path, pre: str, dst: Path, extra_tokens: tuple[str, ...] = ()) -> None:
+def gguf_with_pre(src: Path, pre: str, dst: Path, extra_tokens: tuple[str, ...] = (), extra_type: int = 3,
+                  extra_merges: tuple[str, ...] = ()) -> None:
     """A tensor-less copy of `src`'s metadata with tokenizer.ggml.pre replaced: enough for
     llama.cpp's vocab_only load, and a way to run the other pre-tokenizers over a real vocabulary.
-    extra_tokens are appended to the vocabulary as control tokens (no merges make them)."""
+    extra_tokens are appended to the vocabulary as extra_type tokens (3: control, made by no merge),
+    extra_merges after the file's merges (the lowest ranks)."""
     import gguf
 
     r = gguf.GGUFReader(str(src))
@@ -455,10 +457,12 @@ def gguf_with_pre(src: Path, pre: str, dst: Path, extra_tokens: tuple[str, ...] 
             w.add_string(k, pre)
         elif t == gguf.GGUFValueType.ARRAY:
             if f.types[1] == gguf.GGUFValueType.STRING:
-                extra = list(extra_tokens) if k == "tokenizer.ggml.tokens" else []
+                extra = (list(extra_tokens) if k == "tokenizer.ggml.tokens" else
+                         list(extra_merges) if k == "tokenizer.ggml.merges" else [])
                 w.add_array(k, [bytes(f.parts[i]).decode() for i in f.data] + extra)
             else:
-                extra = [3] * len(extra_tokens) if k == "tokenizer.ggml.token_type" else []
+                extra = [extra_type] * len(extra_tokens) if k == "tokenizer.ggml.token_type" else []
+                assert k != "tokenizer.ggml.scores" or not extra_tokens, "scores would need extending too"
                 w.add_key_value(k, [f.parts[i][0].item() for i in f.data] + extra, gguf.GGUFValueType.ARRAY,
                                 sub_type=f.types[1])
         elif t == gguf.GGUFValueType.STRING:
@@ -700,11 +704,54 @@ def gpt4o_cased_golden(base: Path, tmp: Path) -> dict:
     }
 
 
+# Merges appended to SmolLM2's vocabulary so that words the pre-tokenizers split differently also
+# tokenize differently: SmolLM2 itself isolates every digit and never merges across a contraction
+# or a line break after punctuation, so over its plain vocabulary e.g. tekken and gpt-4o, or
+# ufakzeka, seed-coder and qwen2, give the same ids. (byte-level text: Ġ space, Ċ newline)
+BOUNDARY_MERGES = ("1 2", "12 3", "123 4", "1234 5", "Ġ 1", "it 's", "'s a", ". Ċ")
+BOUNDARY_PRES = ("gpt-2", "smollm", "llama-bpe", "minicpm5", "qwen2", "bailingmoe", "laguna", "qwen35", "ufakzeka",
+                 "seed-coder", "gpt-4o", "tekken", "default")
+
+
+def boundary_texts(n: int = 300) -> list[str]:
+    rng = random.Random(13)
+    pieces = ["it", "'s", "'sa", "IT'S", "It", "1", "12", "123", "1234567", " 12345", " ", "  ", "\t", ".", ".\n",
+              "\n", "\r\n", "\n\n", " \n", "e\u0301", "caf\u00e9", "\u00e9\u0301x", "x", "a", "Ab", "'", "!!",
+              "/", "\u4e2d\u6587"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 10))) for _ in range(n)]
+
+
+def boundary_golden(base: Path, tmp: Path) -> dict:
+    import llama_cpp
+
+    merged = []
+    for m in BOUNDARY_MERGES:
+        a, b = m.split(" ")
+        merged.append(a + b)
+    texts = boundary_texts()
+    ids = {}
+    for pre in BOUNDARY_PRES:
+        path = tmp / f"smollm2-vocab-boundaries-{pre}.gguf"
+        gguf_with_pre(base, pre, path, tuple(merged), 1, BOUNDARY_MERGES)
+        oracle = LlamaOracle(path)
+        ids[pre] = [oracle.tokenize(x, False, False) for x in texts]
+        del oracle
+    return {
+        "model_file": base.name,
+        "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
+        "appended_tokens": merged,
+        "appended_merges": list(BOUNDARY_MERGES),
+        "texts": texts,
+        "ids": ids,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "models")
     ap.add_argument("--wikitext", type=Path, default=ROOT.parent / "shared" / "data" / "wikitext-2-test.txt",
                     help="also record token count and id digest of this text (skipped when absent)")
+    ap.add_argument("--only-boundaries", action="store_true", help="write only smollm2-vocab-boundaries.json")
     ap.add_argument("--only-pre", nargs="+", metavar="PRE",
                     help="write only these smollm2-vocab-pre-<PRE>.json variants (the corpus must be unchanged)")
     args = ap.parse_args()
@@ -716,6 +763,13 @@ def main() -> int:
     assert len(corpus) >= 500, len(corpus)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     only = set(args.only_pre or ())
+    base = args.models_dir / MODELS["smollm2-135m"][0]
+    if args.only_boundaries:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            dump_compact(boundary_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-boundaries.json")
+        return 0
     if only:
         old = json.loads((OUT_DIR / "corpus.json").read_text(encoding="utf-8"))["strings"]
         assert old == corpus, "corpus.json is out of step with build_corpus(): rerun without --only-pre"
@@ -732,7 +786,6 @@ def main() -> int:
             dump_compact(golden_for_model(name, path, with_hf, corpus, wikitext), OUT_DIR / f"{name}.json")
 
     # The other byte-level pre-tokenizers, run over SmolLM2's real vocabulary and merges.
-    base = args.models_dir / MODELS["smollm2-135m"][0]
     if base.exists():
         import tempfile
 
@@ -749,6 +802,7 @@ def main() -> int:
                 dump_compact(harmony_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-harmony.json")
                 dump_compact(gpt4o_cased_golden(base, Path(tmp)),
                              OUT_DIR / "smollm2-vocab-pre-gpt-4o-cased.json")
+                dump_compact(boundary_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-boundaries.json")
     return 0
 
 

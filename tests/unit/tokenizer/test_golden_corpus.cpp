@@ -179,6 +179,47 @@ TEST(GoldenGpt4o, CaseRunsMatchLlamaCpp) {
   EXPECT_GE(golden["cases"].size(), 800u);
 }
 
+// Every implemented pre-tokenizer over SmolLM2's vocabulary plus merges that join digits, a word
+// and its contraction, a contraction and letters, a space and a digit, and punctuation and a line
+// break: where two regexes split differently, the ids differ too (SmolLM2's own merges never cross
+// those boundaries), so a scanner that splits like a neighbouring regex fails here.
+TEST(GoldenBoundaries, EveryPreTokenizerMatchesLlamaCppWhereTheRegexesDiffer) {
+  WISP_REQUIRE_MODEL(kSmolLm2File);
+  const auto golden = read_json(golden_path("smollm2-vocab-boundaries.json"));
+  ASSERT_EQ(golden["model_file"], kSmolLm2File);
+  const auto texts = golden["texts"].get<std::vector<std::string>>();
+  const auto& ids = golden["ids"];
+  // The data separates the look-alike regexes (else this test could not tell them apart).
+  for (const auto& [a, b] : {std::pair{"tekken", "gpt-4o"},
+                             {"ufakzeka", "qwen2"},
+                             {"seed-coder", "qwen2"},
+                             {"minicpm5", "llama-bpe"},
+                             {"qwen35", "qwen2"},
+                             {"laguna", "qwen2"}})
+    EXPECT_NE(ids[a], ids[b]) << a << " and " << b << " give the same ids on every text";
+  for (const auto& [pre, want_all] : ids.items()) {
+    GgufFile gguf = GgufFile::open(model_path(kSmolLm2File));
+    Vocab v = vocab_from_gguf(gguf);
+    for (const auto& t : golden["appended_tokens"]) {
+      v.tokens.push_back(t.get<std::string>());
+      if (!v.types.empty()) v.types.push_back(TokenType::kNormal);
+      if (!v.scores.empty()) v.scores.push_back(0.0f);
+    }
+    for (const auto& m : golden["appended_merges"]) v.merges.push_back(m.get<std::string>());
+    v.pre = pre;
+    const Tokenizer tok(std::move(v));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const auto want = want_all.at(i).get<std::vector<TokenId>>();
+      const auto got = tok.tokenize(texts[i], {.add_special = false, .parse_special = false});
+      if (got != want && ++bad <= 4)
+        ADD_FAILURE() << pre << ": \"" << escaped(texts[i]) << "\"\n    want " << ids_string(want) << "\n    got  "
+                      << ids_string(got);
+    }
+    EXPECT_EQ(bad, 0u) << pre << ": of " << texts.size();
+  }
+}
+
 // The two oracles (llama.cpp, and Hugging Face tokenizers rebuilt from the GGUF with the
 // tokenizer.json pre-tokenizer) agree on the whole corpus and on WikiText-2; the script records
 // any disagreement instead of hiding it, and this test surfaces it.
