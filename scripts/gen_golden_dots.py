@@ -18,7 +18,8 @@ Deterministic (fixed seed). Usage: python3 scripts/gen_golden_dots.py [--out tes
 
 The float types' one-token and tinyBLAS orders differ between AVX2 and AVX-512 builds of
 libggml-cpu, so their goldens must come from the AVX-512 reference machine. The IQ4_NL, IQ4_XS,
-TQ1_0, TQ2_0, MXFP4 and grid-type (IQ1_*, IQ2_*, IQ3_*) cases were made on an AVX2 machine (--types ...):
+TQ1_0, TQ2_0, MXFP4 and grid-type (IQ1_*, IQ2_*, IQ3_*) cases were made on an AVX2 machine (--types ...),
+the NVFP4 ones on an AVX-512 machine (its ggml_vec_dot_nvfp4_q8_0 has one x86 path, `__AVX2__`):
 ggml's kernels for them have one x86 path for AVX2 and AVX-512 alike (the `__AVX2__` branch of
 ggml_vec_dot_*, tinyBLAS's Q0 kernel, the tiled GEMM's epilogue), and the K-quant files this
 machine regenerates are byte-identical to the reference machine's.
@@ -53,6 +54,7 @@ TYPES = {
     "IQ3_S": (21, 256, 110, [0]),
     "IQ1_S": (19, 256, 50, [0]),
     "IQ1_M": (29, 256, 56, []),  # the half d is in the top nibbles of the scales, set below
+    "NVFP4": (40, 64, 36, []),  # bytes 0..3 are unsigned E4M3 scales, set below
 }
 
 # (type, K values per row, N tokens): one token and batches for every type; K not a multiple of
@@ -78,6 +80,9 @@ CASES = [
     ("IQ2_XS", 2048, 1), ("IQ2_XS", 1024, 8), ("IQ2_S", 2048, 1), ("IQ2_S", 1024, 8),
     ("IQ3_S", 2048, 1), ("IQ3_S", 1024, 8), ("IQ1_S", 2048, 1), ("IQ1_S", 1024, 8),
     ("IQ1_M", 2048, 1), ("IQ1_M", 1024, 8),
+    # NVFP4 (64-value blocks over two Q8_0 activation blocks): one token with an even and an odd
+    # block count, and a batch (ggml has no batched kernel for it: one vec_dot per output).
+    ("NVFP4", 1024, 1), ("NVFP4", 1088, 1), ("NVFP4", 1024, 8),
 ]
 M = 8
 
@@ -136,6 +141,8 @@ def random_weights(rng, name, k):
         w[:, off + 1] = (s >> 8).astype(np.uint8)
     if name == "MXFP4":  # shared exponents 2^-10 .. 2^-3: moderate scales, as the halves above
         w[:, 0] = rng.integers(118, 126, size=nb, dtype=np.uint8)
+    if name == "NVFP4":  # E4M3 scales 2^-7 .. 2^-1 (exponents 4..10), never the zero pattern 0x7F
+        w[2 * per_row:, 0:4] = rng.integers(0x20, 0x58, size=(nb - 2 * per_row, 4), dtype=np.uint8)
     if name == "IQ1_M":  # nibble k of the half d is the top nibble of the k-th uint16 of scales (bytes 48..55)
         s = rng.uniform(0.001, 0.05, size=nb).astype(np.float16).view(np.uint16)
         for k in range(4):

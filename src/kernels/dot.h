@@ -136,6 +136,7 @@ float dot_iq4_xs(const void* w, const void* a, std::int64_t n);
 float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n);
 float dot_mxfp4(const void* w, const void* a, std::int64_t n);
 float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n);
+float dot_nvfp4(const void* w, const void* a, std::int64_t n);
 float dot_tq1_0(const void* w, const void* a, std::int64_t n);
 float dot_tq2_0(const void* w, const void* a, std::int64_t n);
 // The grid types (dot_iq_grid.cpp): one token and the tiled GEMM (8+ tokens).

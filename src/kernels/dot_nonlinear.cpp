@@ -1,4 +1,4 @@
-// Dots of the codebook and ternary types (IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0) in the float orders
+// Dots of the codebook and ternary types (IQ4_NL, IQ4_XS, MXFP4, NVFP4, TQ1_0, TQ2_0) in the float orders
 // of llama.cpp's x86-64 CPU backend (see ggml_order.h). Every integer part is exact; what the
 // functions pin is where the floats are rounded:
 //   - IQ4_NL, MXFP4 (Q8_0 activations), one token: ggml_vec_dot_*_q8_0 (AVX2) takes blocks in
@@ -192,6 +192,33 @@ float dot_mxfp4(const void* w, const void* a, std::int64_t n) {
 }
 float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) {
   return repacked_dot<BlockMXFP4, kMxfp4Values, mxfp4_scale>(w, a, n);
+}
+
+// NVFP4 (Q8_0 activations, two per 64-value block): ggml_vec_dot_nvfp4_q8_0 (AVX2) keeps one
+// 8-lane accumulator. Per block, lanes 0-3 hold values 4l..4l+3 of sub-block 0 and lanes 4-7 those
+// of sub-block 1 (against activation block 2b), then the same for sub-blocks 2 and 3 (block 2b+1);
+// each lane adds fma(ue4m3(d[s]) * d_y, lane, acc), first half then second; hsum8 at the end.
+float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockNVFP4*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  float acc[8] = {};
+  for (std::int64_t b = 0; b < n / kQK_NVFP4; ++b) {
+    for (int half = 0; half < 2; ++half) {
+      const BlockQ8_0& yb = y[2 * b + half];
+      const float dy = f16_to_f32(yb.d);
+      for (int l = 0; l < 8; ++l) {
+        const int s = 2 * half + l / 4;  // the sub-block of lane l
+        const std::uint8_t* qs = x[b].qs + s * (kQK_NVFP4_Sub / 2);
+        int lane = 0;
+        for (int i = 4 * (l % 4); i < 4 * (l % 4) + 4; ++i) {  // value i of sub-block s
+          const int q = i < 8 ? qs[i] & 0x0f : qs[i - 8] >> 4;
+          lane += kMxfp4Values[q] * yb.qs[16 * (l / 4) + i];
+        }
+        acc[l] = std::fma(ue4m3_to_f32_half(x[b].d[s]) * dy, static_cast<float>(lane), acc[l]);
+      }
+    }
+  }
+  return ggml::hsum8(acc);
 }
 
 float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {

@@ -38,6 +38,7 @@ constexpr std::array kScalarKernels = {
     DotKernel{id(GgmlType::kTQ1_0), ActFormat::kQ8_K, scalar::dot_tq1_0},
     DotKernel{id(GgmlType::kTQ2_0), ActFormat::kQ8_K, scalar::dot_tq2_0},
     DotKernel{id(GgmlType::kMXFP4), ActFormat::kQ8_0, scalar::dot_mxfp4, nullptr, 2, scalar::dot_mxfp4_repacked},
+    DotKernel{id(GgmlType::kNVFP4), ActFormat::kQ8_0, scalar::dot_nvfp4},
     DotKernel{id(GgmlType::kIQ2_XXS), ActFormat::kQ8_K, scalar::dot_iq2_xxs, scalar::dot_iq2_xxs_tiled, 8},
     DotKernel{id(GgmlType::kIQ3_XXS), ActFormat::kQ8_K, scalar::dot_iq3_xxs, scalar::dot_iq3_xxs_tiled, 8},
     DotKernel{id(GgmlType::kIQ2_XS), ActFormat::kQ8_K, scalar::dot_iq2_xs, scalar::dot_iq2_xs_tiled, 8},

@@ -90,6 +90,49 @@ float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) { return
 float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
 float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
 
+// NVFP4: half the unsigned E4M3 scale as the reference computes it; local for the reason above.
+inline float nvfp4_scale(std::uint8_t d) {
+  if (d == 0 || d == 0x7F) return 0.0f;
+  const int exp = (d >> 3) & 0xF, man = d & 0x7;
+  const float raw =
+      exp == 0 ? static_cast<float>(man) : static_cast<float>(8 + man) * static_cast<float>(1 << (exp - 1));
+  return raw * (1.0f / 1024.0f);
+}
+
+// The 32 code values of two NVFP4 sub-blocks (16 bytes of qs) in element order: sub-block 0's low
+// then high nibbles of bytes 0-7 in the low 128 bits, sub-block 1's (bytes 8-15) in the high ones.
+inline __m256i nvfp4_values(const std::uint8_t* qs, __m128i lut) {
+  const __m128i x = load16(qs), m = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_shuffle_epi8(lut, _mm_and_si128(x, m));
+  const __m128i hi = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(x, 4), m));
+  return _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
+}
+
+// The reference's order (dot_nonlinear.cpp): one accumulator; per 64-value block each half (one
+// Q8_0 activation block) in turn, lanes 0-3 scaled by its first sub-block, lanes 4-7 its second.
+float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockNVFP4*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const __m128i lut = load16(kMxfp4Values);
+  __m256 acc = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < n / kQK_NVFP4; ++b) {
+    for (int h = 0; h < 2; ++h) {
+      const BlockQ8_0& yb = y[2 * b + h];
+      const __m256i wv = nvfp4_values(x[b].qs + 16 * h, lut), av = load32(yb.qs);
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+      const __m256i lanes = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(av), _mm256_sign_epi8(wv, av));
+#else
+      const __m256i lanes = _mm256_madd_epi16(pairs_s8s8(wv, av), _mm256_set1_epi16(1));
+#endif
+      const float dy = h2f(yb.d);
+      const __m256 scales = _mm256_set_m128(_mm_set1_ps(nvfp4_scale(x[b].d[2 * h + 1]) * dy),
+                                            _mm_set1_ps(nvfp4_scale(x[b].d[2 * h]) * dy));
+      acc = _mm256_fmadd_ps(scales, _mm256_cvtepi32_ps(lanes), acc);
+    }
+  }
+  return hsum8(acc);
+}
+
 float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_NL*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);

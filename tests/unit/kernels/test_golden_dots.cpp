@@ -109,7 +109,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "TQ2_0_K1024_N8", "MXFP4_K1024_N1", "MXFP4_K1056_N1", "MXFP4_K1024_N8", "IQ2_XXS_K2048_N1",
                       "IQ2_XXS_K1024_N8", "IQ3_XXS_K2048_N1", "IQ3_XXS_K1024_N8", "IQ2_XS_K2048_N1", "IQ2_XS_K1024_N8",
                       "IQ2_S_K2048_N1", "IQ2_S_K1024_N8", "IQ3_S_K2048_N1", "IQ3_S_K1024_N8", "IQ1_S_K2048_N1",
-                      "IQ1_S_K1024_N8", "IQ1_M_K2048_N1", "IQ1_M_K1024_N8"),
+                      "IQ1_S_K1024_N8", "IQ1_M_K2048_N1", "IQ1_M_K1024_N8", "NVFP4_K1024_N1", "NVFP4_K1088_N1",
+                      "NVFP4_K1024_N8"),
     [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
