@@ -9,6 +9,8 @@
 //    importance matrix (a small one), per file type as llama.cpp mixes it (IQ2_M: IQ2_S matrices;
 //    a few Q2_K..Q5_K and F32 tensors beside), recorded by scripts/gen_golden_iq_logits.py; wisp's
 //    exact orders in src/kernels/dot_iq_grid.cpp, pinned to libggml-cpu's dots by test_golden_dots.
+//  - NVFP4 (every attention and FFN matrix; llama.cpp has no NVFP4 file type, its quantizer writes
+//    the tensors on request), recorded by scripts/gen_golden_nvfp4_logits.py on an AVX-512 build.
 // With exact numerics, in the ggml build the golden records (EngineOptions::exact_isa), the top-10
 // logits of every position of the 256-token text must be llama.cpp's bit for bit and the greedy
 // continuations (one token at a time) its tokens. The default (batch-invariant) numerics are
@@ -68,7 +70,8 @@ TEST_P(BlockTypeParity, ExactLogitsEqualLlamaCpp) {
       GetParam(), agree, g_.tokens.size(), differ, 10 * g_.tokens.size(), differ ? first_pos : 0, max_delta);
   EXPECT_EQ(agree, g_.tokens.size());
   // Bit for bit, in the order of the llama.cpp build that made the golden (g_.ggml_isa; these
-  // files come from an AVX2 build, whose attention sums and exp differ from the AVX-512 build's).
+  // files but NVFP4's come from an AVX2 build, whose attention sums and exp differ from the AVX-512
+  // build's).
   EXPECT_EQ(differ, 0u) << "first differing logit at position " << first_pos << ", max |delta| " << max_delta;
 }
 
@@ -101,7 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Golden, BlockTypeParity,
                          ::testing::Values("qwen2-tiny-iq4_xs", "qwen2-tiny-iq4_nl", "qwen2-tiny-tq1_0",
                                            "qwen2-tiny-tq2_0", "qwen2-tiny-iq1_s", "qwen2-tiny-iq1_m",
                                            "qwen2-tiny-iq2_xxs", "qwen2-tiny-iq2_xs", "qwen2-tiny-iq2_m",
-                                           "qwen2-tiny-iq3_xxs", "qwen2-tiny-iq3_s"),
+                                           "qwen2-tiny-iq3_xxs", "qwen2-tiny-iq3_s", "qwen2-tiny-nvfp4"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');
