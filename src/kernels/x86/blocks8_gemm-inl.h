@@ -31,6 +31,20 @@
 namespace wisp::kernels::x86 {
 namespace {
 
+// The GEMMs' token loop: `group.template operator()<T>(t0)` over the call's tokens in groups of
+// four, then one group of the one to three left, so every group's T is a compile-time constant.
+template <class Group>
+inline void for_token_groups(std::int64_t n_tok, const Group& group) {
+  std::int64_t t = 0;
+  for (; t + 4 <= n_tok; t += 4) group.template operator()<4>(t);
+  switch (n_tok - t) {
+    case 3: group.template operator()<3>(t); break;
+    case 2: group.template operator()<2>(t); break;
+    case 1: group.template operator()<1>(t); break;
+    default: break;
+  }
+}
+
 // One dword (4 activation codes) broadcast to the 8 lanes.
 inline __m256i bcast4(const std::int8_t* p) {
   std::int32_t v;
@@ -256,14 +270,7 @@ inline void gemm8_blocks8(const void* w, std::size_t w_stride, int n_rows, const
     gemm8_tokens<K, T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) store(t0 + t, out[t]);
   };
-  std::int64_t t = 0;
-  for (; t + 4 <= n_tok; t += 4) group.template operator()<4>(t);
-  switch (n_tok - t) {
-    case 3: group.template operator()<3>(t); break;
-    case 2: group.template operator()<2>(t); break;
-    case 1: group.template operator()<1>(t); break;
-    default: break;
-  }
+  for_token_groups(n_tok, group);
 }
 
 [[maybe_unused]] void gemm8_q4_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,

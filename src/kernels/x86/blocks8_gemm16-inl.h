@@ -156,14 +156,7 @@ inline void gemm16_blocks8(const void* w, std::size_t w_stride, int n_rows, cons
     gemm16_tokens<K, T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * y_stride, keep, out[t]);
   };
-  std::int64_t t = 0;
-  for (; t + 4 <= n_tok; t += 4) group.template operator()<4>(t);
-  switch (n_tok - t) {
-    case 3: group.template operator()<3>(t); break;
-    case 2: group.template operator()<2>(t); break;
-    case 1: group.template operator()<1>(t); break;
-    default: break;
-  }
+  for_token_groups(n_tok, group);
 }
 
 [[maybe_unused]] void gemm16_q4_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,

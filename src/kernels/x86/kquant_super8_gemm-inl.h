@@ -303,14 +303,7 @@ inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void*
     k_gemm8_tokens<Block, T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) store(t0 + t, out[t]);
   };
-  std::int64_t t = 0;
-  for (; t + 4 <= n_tok; t += 4) group.template operator()<4>(t);
-  switch (n_tok - t) {
-    case 3: group.template operator()<3>(t); break;
-    case 2: group.template operator()<2>(t); break;
-    case 1: group.template operator()<1>(t); break;
-    default: break;
-  }
+  for_token_groups(n_tok, group);
 }
 
 [[maybe_unused]] void gemm8_q2_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
