@@ -16,7 +16,8 @@ enum : std::uint8_t {
   kNumber = 2,
   kSpace = 4,        // White_Space, regex \s
   kPunctuation = 8,  // \p{P}, only the default pre-tokenizer asks
-  kMark = 16,        // \p{M}, only qwen35 asks
+  kMark = 16,        // \p{M}, only qwen35 and deepseek-v3 ask
+  kSymbol = 32,      // \p{S}, only deepseek-v3 asks
   kInRange = 0x80,
 };
 
@@ -44,6 +45,7 @@ DecodedText decode(std::string_view text) {
       case UnicodeClass::kNumber: f |= kNumber; break;
       case UnicodeClass::kPunctuation: f |= kPunctuation; break;
       case UnicodeClass::kMark: f |= kMark; break;
+      case UnicodeClass::kSymbol: f |= kSymbol; break;
       default: break;
     }
     if (unicode_is_whitespace(*cp)) f |= kSpace;
@@ -272,6 +274,72 @@ void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool
   }
 }
 
+// DeepSeek V3's last regex:
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+//    ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// Code points no branch matches (a digit, a lone control character) are not dropped: like the
+// regex splitter, the run of them between two matches is a word of its own.
+void split_deepseek3(const DecodedText& t, Segment seg, Segments& out) {
+  Segments words;
+  Scanner s(t, seg, words);
+  auto ascii_punct = [&](std::size_t i) {
+    const char32_t c = s.cp(i);
+    return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+  };
+  auto ascii_letter = [&](std::size_t i) {
+    const char32_t c = s.cp(i);
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+  };
+  // \p{P}|\p{S} as llama.cpp's collapsed text sees them: every ASCII punctuation character is one
+  // or the other, every other code point by its category.
+  auto punct_or_symbol = [&](std::size_t i) {
+    if (s.cp(i) < 0x80) return ascii_punct(i);
+    return (s.flags(i) & (kPunctuation | kSymbol)) != 0;
+  };
+  auto letter_or_mark = [&](std::size_t i) { return (s.flags(i) & (kLetter | kMark)) != 0; };
+  // The end of the match at p, or p when no branch matches there.
+  auto match = [&](std::size_t p) -> std::size_t {
+    const char32_t c = s.cp(p);
+    if (ascii_punct(p) && ascii_letter(p + 1)) {
+      std::size_t q = p + 1;
+      while (ascii_letter(q)) ++q;
+      return q;
+    }
+    const bool prefix = c != '\r' && c != '\n' && !(s.flags(p) & kLetter) && !punct_or_symbol(p);
+    if ((prefix && letter_or_mark(p + 1)) || letter_or_mark(p)) {
+      std::size_t q = p + 1;
+      while (letter_or_mark(q)) ++q;
+      return q;
+    }
+    std::size_t o = (c == ' ' && punct_or_symbol(p + 1)) ? p + 1 : p;
+    if (punct_or_symbol(o)) {
+      while (punct_or_symbol(o)) ++o;
+      while (s.cp(o) == '\r' || s.cp(o) == '\n') ++o;
+      return o;
+    }
+    if (s.flags(p) & kSpace) {
+      Segments ws;
+      Scanner w(t, {p, seg.hi}, ws);
+      whitespace_with_breaks(w);
+      return w.pos();
+    }
+    return p;
+  };
+  std::size_t gap = seg.lo;
+  std::size_t p = seg.lo;
+  while (p < seg.hi) {
+    const std::size_t end = match(p);
+    if (end == p) {
+      ++p;
+      continue;
+    }
+    if (p > gap) out.push_back({gap, p});
+    out.push_back({p, end});
+    p = gap = end;
+  }
+  if (seg.hi > gap) out.push_back({gap, seg.hi});
+}
+
 // Regex "X" (max_run 1), "X{1,n}" or "X+" (kRun) used as a splitter: matches and the gaps between
 // them both become words, as llama.cpp's std::regex fallback produces them.
 constexpr std::size_t kRun = SIZE_MAX;
@@ -347,6 +415,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
               "mellum",      "modern-bert", "jina-v1-en", "jina-v2-code", "trillion",   "granite-docling"}))
     return {PreTokenizerKind::kGpt2, false};
   if (pre == "tekken") return {PreTokenizerKind::kTekken, true};
+  if (any_of({"deepseek-v3", "hunyuan-dense", "hy_v4", "joyai-llm"})) return {PreTokenizerKind::kDeepseek3, false};
+  if (pre == "falcon") return {PreTokenizerKind::kFalcon, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -356,7 +426,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, default and aliases)");
+      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, falcon, default and aliases)");
 }
 
 void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
@@ -398,15 +468,24 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
     case PreTokenizerKind::kTekken:
       segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 1, false, o); });
       break;
+    case PreTokenizerKind::kDeepseek3:  // \p{N}{1,3}, then CJK and kana runs, then split_deepseek3
+      splitter(3, number);
+      splitter(kRun, [&](std::size_t i) {
+        const char32_t c = t.cps[i];
+        return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF);
+      });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_deepseek3(t, s, o); });
+      break;
+    case PreTokenizerKind::kFalcon:
     case PreTokenizerKind::kDefault: {
       auto punct = [&](std::size_t i) {
         const char32_t c = t.cps[i];
         return (t.flags[i] & kPunctuation) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' || c == '^' ||
-               c == '~' || c == '|';
+               c == '~' || c == '|' || (c == '`' && kind == PreTokenizerKind::kFalcon);
       };
       splitter(kRun, punct);
       segs = refine(segs, gpt2);
-      splitter(kRun, number);
+      if (kind == PreTokenizerKind::kDefault) splitter(kRun, number);
       segs = refine(segs, [&](Segment s, Segments& o) { split_ascii_triples(t, s, o); });
       break;
     }

@@ -27,6 +27,9 @@ enum class PreTokenizerKind {
   kUfakzeka,    // kQwen2 without the contraction branch
   kSeedCoder,   // kQwen2 with  ?[^\s\p{L}\p{N}\r\n]+ (no line breaks after punctuation)
   kTekken,      // kGpt4o with \p{N} one digit at a time and no contraction suffix (Mistral)
+  kDeepseek3,   // \p{N}{1,3}, CJK/kana runs, then ASCII-punctuation-led words, [\p{L}\p{M}]+ words,
+                //  ?[\p{P}\p{S}]+ runs and kLlama3's whitespace branches (DeepSeek V3, Hunyuan dense)
+  kFalcon,      // kDefault with ` among the punctuation and no \p{N}+ stage
 };
 
 struct PreTokenizerSpec {

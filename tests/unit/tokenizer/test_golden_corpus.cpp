@@ -142,7 +142,9 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
                                            GoldenModel{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
                                            GoldenModel{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
                                            GoldenModel{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
-                                           GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"}),
+                                           GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
+                                           GoldenModel{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
+                                           GoldenModel{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)

@@ -53,7 +53,8 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
       {PreTokenizerKind::kMinicpm5, "minicpm5"}, {PreTokenizerKind::kBailingmoe, "bailingmoe"},
       {PreTokenizerKind::kLaguna, "laguna"},     {PreTokenizerKind::kQwen35, "qwen35"},
       {PreTokenizerKind::kUfakzeka, "ufakzeka"}, {PreTokenizerKind::kSeedCoder, "seed-coder"},
-      {PreTokenizerKind::kTekken, "tekken"}};
+      {PreTokenizerKind::kTekken, "tekken"},     {PreTokenizerKind::kDeepseek3, "deepseek-v3"},
+      {PreTokenizerKind::kFalcon, "falcon"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

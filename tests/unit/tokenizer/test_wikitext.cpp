@@ -63,7 +63,9 @@ INSTANTIATE_TEST_SUITE_P(Models, WikiText,
                                            WikiCase{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
                                            WikiCase{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
                                            WikiCase{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
-                                           WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"}),
+                                           WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
+                                           WikiCase{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
+                                           WikiCase{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
