@@ -274,12 +274,33 @@ void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool
   }
 }
 
+// A regex used as a splitter, given as `match` (the end of its match at a position, or that
+// position when it does not match there): matches are words, and so is each run of code points
+// between two matches, as llama.cpp's regex splitter leaves them.
+template <typename Match>
+void split_by_matches(Segment seg, Match match, Segments& out) {
+  std::size_t gap = seg.lo;
+  std::size_t p = seg.lo;
+  while (p < seg.hi) {
+    const std::size_t end = match(p);
+    if (end == p) {
+      ++p;
+      continue;
+    }
+    if (p > gap) out.push_back({gap, p});
+    out.push_back({p, end});
+    p = gap = end;
+  }
+  if (seg.hi > gap) out.push_back({gap, seg.hi});
+}
+
 // DeepSeek V3's last regex:
 //   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
 //    ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // Code points no branch matches (a digit, a lone control character) are not dropped: like the
 // regex splitter, the run of them between two matches is a word of its own.
-void split_deepseek3(const DecodedText& t, Segment seg, Segments& out) {
+// spark2_5 (`spark`) ends its punctuation branch without [\r\n]* and has [\r\n] for \s*[\r\n]+.
+void split_deepseek3(const DecodedText& t, Segment seg, bool spark, Segments& out) {
   Segments words;
   Scanner s(t, seg, words);
   auto ascii_punct = [&](std::size_t i) {
@@ -314,30 +335,57 @@ void split_deepseek3(const DecodedText& t, Segment seg, Segments& out) {
     std::size_t o = (c == ' ' && punct_or_symbol(p + 1)) ? p + 1 : p;
     if (punct_or_symbol(o)) {
       while (punct_or_symbol(o)) ++o;
-      while (s.cp(o) == '\r' || s.cp(o) == '\n') ++o;
+      if (!spark)
+        while (s.cp(o) == '\r' || s.cp(o) == '\n') ++o;
       return o;
     }
+    if (spark && (c == '\r' || c == '\n')) return p + 1;
     if (s.flags(p) & kSpace) {
       Segments ws;
       Scanner w(t, {p, seg.hi}, ws);
-      whitespace_with_breaks(w);
+      if (spark) {
+        whitespace_run(w);
+      } else {
+        whitespace_with_breaks(w);
+      }
       return w.pos();
     }
     return p;
   };
-  std::size_t gap = seg.lo;
-  std::size_t p = seg.lo;
-  while (p < seg.hi) {
-    const std::size_t end = match(p);
-    if (end == p) {
-      ++p;
-      continue;
+  split_by_matches(seg, match, out);
+}
+
+// Poro / BLOOM:  ?[^(\s|.,!?…。，、।۔،)]+ -- runs of anything but whitespace and these sentence
+// punctuation marks (and the class's literal '(', '|', ')'), each with at most one space before it.
+void split_poro(const DecodedText& t, Segment seg, Segments& out) {
+  auto word = [&](std::size_t i) {
+    if (i >= seg.hi || (t.flags[i] & kSpace)) return false;
+    switch (t.cps[i]) {
+      case '(':
+      case '|':
+      case '.':
+      case ',':
+      case '!':
+      case '?':
+      case ')':
+      case 0x2026:
+      case 0x3002:
+      case 0xFF0C:
+      case 0x3001:
+      case 0x0964:
+      case 0x06D4:
+      case 0x060C: return false;
+      default: return true;
     }
-    if (p > gap) out.push_back({gap, p});
-    out.push_back({p, end});
-    p = gap = end;
-  }
-  if (seg.hi > gap) out.push_back({gap, seg.hi});
+  };
+  split_by_matches(
+      seg,
+      [&](std::size_t p) {
+        std::size_t q = (t.cps[p] == ' ' && word(p + 1)) ? p + 1 : p;
+        while (word(q)) ++q;
+        return q;
+      },
+      out);
 }
 
 // Regex "X" (max_run 1), "X{1,n}" or "X+" (kRun) used as a splitter: matches and the gaps between
@@ -417,6 +465,9 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (pre == "tekken") return {PreTokenizerKind::kTekken, true};
   if (any_of({"deepseek-v3", "hunyuan-dense", "hy_v4", "joyai-llm"})) return {PreTokenizerKind::kDeepseek3, false};
   if (pre == "falcon") return {PreTokenizerKind::kFalcon, false};
+  if (pre == "spark2_5") return {PreTokenizerKind::kSpark, false};
+  if (any_of({"poro-chat", "bloom", "gpt3-finnish"})) return {PreTokenizerKind::kPoro, false};
+  if (pre == "viking") return {PreTokenizerKind::kViking, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -426,7 +477,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, falcon, default and aliases)");
+      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, spark2_5, falcon, bloom, viking, default and "
+      "aliases)");
 }
 
 void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
@@ -469,12 +521,19 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
       segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 1, false, o); });
       break;
     case PreTokenizerKind::kDeepseek3:  // \p{N}{1,3}, then CJK and kana runs, then split_deepseek3
+    case PreTokenizerKind::kSpark:
       splitter(3, number);
       splitter(kRun, [&](std::size_t i) {
         const char32_t c = t.cps[i];
         return (c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF);
       });
-      segs = refine(segs, [&](Segment s, Segments& o) { split_deepseek3(t, s, o); });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_deepseek3(t, s, kind == PreTokenizerKind::kSpark, o); });
+      if (kind == PreTokenizerKind::kSpark) splitter(1, number);
+      break;
+    case PreTokenizerKind::kPoro:
+    case PreTokenizerKind::kViking:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_poro(t, s, o); });
+      if (kind == PreTokenizerKind::kViking) splitter(1, number);
       break;
     case PreTokenizerKind::kFalcon:
     case PreTokenizerKind::kDefault: {

@@ -30,6 +30,9 @@ enum class PreTokenizerKind {
   kDeepseek3,   // \p{N}{1,3}, CJK/kana runs, then ASCII-punctuation-led words, [\p{L}\p{M}]+ words,
                 //  ?[\p{P}\p{S}]+ runs and kLlama3's whitespace branches (DeepSeek V3, Hunyuan dense)
   kFalcon,      // kDefault with ` among the punctuation and no \p{N}+ stage
+  kSpark,       // kDeepseek3 without line breaks after punctuation, [\r\n] alone, then \p{N} isolated
+  kPoro,        //  ?[^(\s|.,!?…。，、।۔،)]+ (Poro, BLOOM, GPT-3 Finnish)
+  kViking,      // kPoro, then \p{N} isolated
 };
 
 struct PreTokenizerSpec {

@@ -144,7 +144,10 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
                                            GoldenModel{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
                                            GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
                                            GoldenModel{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
-                                           GoldenModel{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"}),
+                                           GoldenModel{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
+                                           GoldenModel{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
+                                           GoldenModel{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
+                                           GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
@@ -197,7 +200,10 @@ TEST(GoldenBoundaries, EveryPreTokenizerMatchesLlamaCppWhereTheRegexesDiffer) {
                              {"seed-coder", "qwen2"},
                              {"minicpm5", "llama-bpe"},
                              {"qwen35", "qwen2"},
-                             {"laguna", "qwen2"}})
+                             {"laguna", "qwen2"},
+                             {"falcon", "default"},
+                             {"spark2_5", "deepseek-v3"},
+                             {"viking", "bloom"}})
     EXPECT_NE(ids[a], ids[b]) << a << " and " << b << " give the same ids on every text";
   for (const auto& [pre, want_all] : ids.items()) {
     GgufFile gguf = GgufFile::open(model_path(kSmolLm2File));

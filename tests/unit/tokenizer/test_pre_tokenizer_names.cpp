@@ -54,7 +54,8 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
       {PreTokenizerKind::kLaguna, "laguna"},     {PreTokenizerKind::kQwen35, "qwen35"},
       {PreTokenizerKind::kUfakzeka, "ufakzeka"}, {PreTokenizerKind::kSeedCoder, "seed-coder"},
       {PreTokenizerKind::kTekken, "tekken"},     {PreTokenizerKind::kDeepseek3, "deepseek-v3"},
-      {PreTokenizerKind::kFalcon, "falcon"}};
+      {PreTokenizerKind::kFalcon, "falcon"},     {PreTokenizerKind::kSpark, "spark2_5"},
+      {PreTokenizerKind::kPoro, "bloom"},        {PreTokenizerKind::kViking, "viking"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

@@ -65,7 +65,10 @@ INSTANTIATE_TEST_SUITE_P(Models, WikiText,
                                            WikiCase{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
                                            WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
                                            WikiCase{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
-                                           WikiCase{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"}),
+                                           WikiCase{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
+                                           WikiCase{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
+                                           WikiCase{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
+                                           WikiCase{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
