@@ -132,9 +132,9 @@ const int kRegistered = [] {
       id(GgmlType::kF32), id(GgmlType::kF16), id(GgmlType::kBF16), id(GgmlType::kIQ4_NL), id(GgmlType::kIQ4_XS),
       id(GgmlType::kTQ2_0), wq_type_id(2, 64), wq_type_id(3, 64), wq_type_id(4, 32), wq_type_id(4, 128),
       wq_type_id(5, 64), wq_type_id(6, 64), wq_type_id(8, 32),
-      // The other new block types (issue 13): the ternary TQ1_0, MXFP4 and the grid types.
+      // The other new block types (issue 13): the ternary TQ1_0, MXFP4, NVFP4 and the grid types.
       id(GgmlType::kTQ1_0), id(GgmlType::kMXFP4), id(GgmlType::kIQ2_XXS), id(GgmlType::kIQ2_XS), id(GgmlType::kIQ2_S),
-      id(GgmlType::kIQ3_XXS), id(GgmlType::kIQ3_S), id(GgmlType::kIQ1_S), id(GgmlType::kIQ1_M)};
+      id(GgmlType::kIQ3_XXS), id(GgmlType::kIQ3_S), id(GgmlType::kIQ1_S), id(GgmlType::kIQ1_M), id(GgmlType::kNVFP4)};
   for (std::uint32_t t : types) {
     const BlockTypeInfo* info = find_block_type(t);
     const std::string tname = info != nullptr ? info->name : std::to_string(t);
