@@ -468,6 +468,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (pre == "spark2_5") return {PreTokenizerKind::kSpark, false};
   if (any_of({"poro-chat", "bloom", "gpt3-finnish"})) return {PreTokenizerKind::kPoro, false};
   if (pre == "viking") return {PreTokenizerKind::kViking, false};
+  if (pre == "deepseek-coder") return {PreTokenizerKind::kDeepseekCoder, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -477,7 +478,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, spark2_5, falcon, bloom, viking, default and "
+      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, falcon, bloom, viking, "
+      "default and "
       "aliases)");
 }
 
@@ -530,6 +532,29 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
       segs = refine(segs, [&](Segment s, Segments& o) { split_deepseek3(t, s, kind == PreTokenizerKind::kSpark, o); });
       if (kind == PreTokenizerKind::kSpark) splitter(1, number);
       break;
+    case PreTokenizerKind::kDeepseekCoder: {
+      // [\r\n], \s?\p{L}+, \s?\p{P}+, [一-龥ࠀ-一가-퟿]+, \p{N}: each a splitter of its own
+      splitter(1, [&](std::size_t i) { return t.cps[i] == '\r' || t.cps[i] == '\n'; });
+      for (const std::uint8_t cls : {kLetter, kPunctuation}) {
+        segs = refine(segs, [&](Segment s, Segments& o) {
+          auto is = [&](std::size_t i) { return i < s.hi && (t.flags[i] & cls) != 0; };
+          split_by_matches(
+              s,
+              [&](std::size_t p) {
+                std::size_t q = ((t.flags[p] & kSpace) && is(p + 1)) ? p + 1 : p;
+                while (is(q)) ++q;
+                return q;
+              },
+              o);
+        });
+      }
+      splitter(kRun, [&](std::size_t i) {
+        const char32_t c = t.cps[i];
+        return (c >= 0x0800 && c <= 0x9FA5) || (c >= 0xAC00 && c <= 0xD7FF);
+      });
+      splitter(1, number);
+      break;
+    }
     case PreTokenizerKind::kPoro:
     case PreTokenizerKind::kViking:
       segs = refine(segs, [&](Segment s, Segments& o) { split_poro(t, s, o); });

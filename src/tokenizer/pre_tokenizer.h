@@ -11,28 +11,29 @@
 namespace wisp {
 
 enum class PreTokenizerKind {
-  kGpt2,        // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  kSmollm,      // \p{N} isolated first, then kGpt2 (StarCoder / SmolLM)
-  kLlama3,      // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
-                //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-  kQwen2,       // kLlama3 with \p{N} one digit at a time
-  kGpt4o,       // o200k (GPT-4o, gpt-oss, Llama 4): cased words with an optional contraction, \p{N}{1,3},
-                //  ?[^\s\p{L}\p{N}]+[\r\n/]*, then kLlama3's whitespace branches; split as llama.cpp's
-                // rewrite of it does, where a non-ASCII letter counts as upper and lower case
-  kDefault,     // llama.cpp's fallback: punctuation runs, kGpt2, \p{N}+, [0-9]{3}
-  kMinicpm5,    // \p{N}{1,3} isolated first, then kLlama3 with \p{N}+
-  kBailingmoe,  // kQwen2 written with '(?:[sSdD...]) and \s*[\r\n]: the same words
-  kLaguna,      // [^\n]+|[\n]+ (lines and line-break runs) first, then kQwen2
-  kQwen35,      // kQwen2 with [\p{L}\p{M}]+ words (marks are not punctuation)
-  kUfakzeka,    // kQwen2 without the contraction branch
-  kSeedCoder,   // kQwen2 with  ?[^\s\p{L}\p{N}\r\n]+ (no line breaks after punctuation)
-  kTekken,      // kGpt4o with \p{N} one digit at a time and no contraction suffix (Mistral)
-  kDeepseek3,   // \p{N}{1,3}, CJK/kana runs, then ASCII-punctuation-led words, [\p{L}\p{M}]+ words,
-                //  ?[\p{P}\p{S}]+ runs and kLlama3's whitespace branches (DeepSeek V3, Hunyuan dense)
-  kFalcon,      // kDefault with ` among the punctuation and no \p{N}+ stage
-  kSpark,       // kDeepseek3 without line breaks after punctuation, [\r\n] alone, then \p{N} isolated
-  kPoro,        //  ?[^(\s|.,!?…。，、।۔،)]+ (Poro, BLOOM, GPT-3 Finnish)
-  kViking,      // kPoro, then \p{N} isolated
+  kGpt2,           // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  kSmollm,         // \p{N} isolated first, then kGpt2 (StarCoder / SmolLM)
+  kLlama3,         // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+                   //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  kQwen2,          // kLlama3 with \p{N} one digit at a time
+  kGpt4o,          // o200k (GPT-4o, gpt-oss, Llama 4): cased words with an optional contraction, \p{N}{1,3},
+                   //  ?[^\s\p{L}\p{N}]+[\r\n/]*, then kLlama3's whitespace branches; split as llama.cpp's
+                   // rewrite of it does, where a non-ASCII letter counts as upper and lower case
+  kDefault,        // llama.cpp's fallback: punctuation runs, kGpt2, \p{N}+, [0-9]{3}
+  kMinicpm5,       // \p{N}{1,3} isolated first, then kLlama3 with \p{N}+
+  kBailingmoe,     // kQwen2 written with '(?:[sSdD...]) and \s*[\r\n]: the same words
+  kLaguna,         // [^\n]+|[\n]+ (lines and line-break runs) first, then kQwen2
+  kQwen35,         // kQwen2 with [\p{L}\p{M}]+ words (marks are not punctuation)
+  kUfakzeka,       // kQwen2 without the contraction branch
+  kSeedCoder,      // kQwen2 with  ?[^\s\p{L}\p{N}\r\n]+ (no line breaks after punctuation)
+  kTekken,         // kGpt4o with \p{N} one digit at a time and no contraction suffix (Mistral)
+  kDeepseek3,      // \p{N}{1,3}, CJK/kana runs, then ASCII-punctuation-led words, [\p{L}\p{M}]+ words,
+                   //  ?[\p{P}\p{S}]+ runs and kLlama3's whitespace branches (DeepSeek V3, Hunyuan dense)
+  kFalcon,         // kDefault with ` among the punctuation and no \p{N}+ stage
+  kSpark,          // kDeepseek3 without line breaks after punctuation, [\r\n] alone, then \p{N} isolated
+  kPoro,           //  ?[^(\s|.,!?…。，、।۔،)]+ (Poro, BLOOM, GPT-3 Finnish)
+  kViking,         // kPoro, then \p{N} isolated
+  kDeepseekCoder,  // [\r\n], \s?\p{L}+, \s?\p{P}+, CJK/Hangul runs, \p{N}: five splitters in turn
 };
 
 struct PreTokenizerSpec {

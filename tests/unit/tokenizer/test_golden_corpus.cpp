@@ -128,32 +128,33 @@ TEST_P(GoldenPieces, PiecesMatchLlamaCpp) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " of " << n << " pieces differ:\n" << report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, GoldenCorpus,
-                         ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File},
-                                           GoldenModel{"gemma3-270m", kGemma3File},
-                                           GoldenModel{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
-                                           GoldenModel{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
-                                           GoldenModel{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
-                                           GoldenModel{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
-                                           GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
-                                           GoldenModel{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
-                                           GoldenModel{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
-                                           GoldenModel{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
-                                           GoldenModel{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
-                                           GoldenModel{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
-                                           GoldenModel{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
-                                           GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
-                                           GoldenModel{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
-                                           GoldenModel{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
-                                           GoldenModel{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
-                                           GoldenModel{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
-                                           GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"}),
-                         [](const auto& info) {
-                           std::string n = info.param.golden;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, GoldenCorpus,
+    ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File}, GoldenModel{"gemma3-270m", kGemma3File},
+                      GoldenModel{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
+                      GoldenModel{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
+                      GoldenModel{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                      GoldenModel{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
+                      GoldenModel{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
+                      GoldenModel{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
+                      GoldenModel{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
+                      GoldenModel{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
+                      GoldenModel{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
+                      GoldenModel{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
+                      GoldenModel{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
+                      GoldenModel{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
+                      GoldenModel{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
+                      GoldenModel{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
+                      GoldenModel{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
+                      GoldenModel{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
+                      GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
+                      GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"}),
+    [](const auto& info) {
+      std::string n = info.param.golden;
+      for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenPieces,
                          ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File},

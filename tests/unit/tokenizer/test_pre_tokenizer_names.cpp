@@ -46,16 +46,25 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
   for (const Name& n : names) by_name[n.name] = &n;
 
   // The name each scanner was written after: its regex is the one the scanner implements.
-  const std::map<PreTokenizerKind, std::string> anchor = {
-      {PreTokenizerKind::kLlama3, "llama3"},     {PreTokenizerKind::kQwen2, "qwen2"},
-      {PreTokenizerKind::kGpt2, "gpt-2"},        {PreTokenizerKind::kSmollm, "smollm"},
-      {PreTokenizerKind::kGpt4o, "gpt-4o"},      {PreTokenizerKind::kDefault, "default"},
-      {PreTokenizerKind::kMinicpm5, "minicpm5"}, {PreTokenizerKind::kBailingmoe, "bailingmoe"},
-      {PreTokenizerKind::kLaguna, "laguna"},     {PreTokenizerKind::kQwen35, "qwen35"},
-      {PreTokenizerKind::kUfakzeka, "ufakzeka"}, {PreTokenizerKind::kSeedCoder, "seed-coder"},
-      {PreTokenizerKind::kTekken, "tekken"},     {PreTokenizerKind::kDeepseek3, "deepseek-v3"},
-      {PreTokenizerKind::kFalcon, "falcon"},     {PreTokenizerKind::kSpark, "spark2_5"},
-      {PreTokenizerKind::kPoro, "bloom"},        {PreTokenizerKind::kViking, "viking"}};
+  const std::map<PreTokenizerKind, std::string> anchor = {{PreTokenizerKind::kLlama3, "llama3"},
+                                                          {PreTokenizerKind::kQwen2, "qwen2"},
+                                                          {PreTokenizerKind::kGpt2, "gpt-2"},
+                                                          {PreTokenizerKind::kSmollm, "smollm"},
+                                                          {PreTokenizerKind::kGpt4o, "gpt-4o"},
+                                                          {PreTokenizerKind::kDefault, "default"},
+                                                          {PreTokenizerKind::kMinicpm5, "minicpm5"},
+                                                          {PreTokenizerKind::kBailingmoe, "bailingmoe"},
+                                                          {PreTokenizerKind::kLaguna, "laguna"},
+                                                          {PreTokenizerKind::kQwen35, "qwen35"},
+                                                          {PreTokenizerKind::kUfakzeka, "ufakzeka"},
+                                                          {PreTokenizerKind::kSeedCoder, "seed-coder"},
+                                                          {PreTokenizerKind::kTekken, "tekken"},
+                                                          {PreTokenizerKind::kDeepseek3, "deepseek-v3"},
+                                                          {PreTokenizerKind::kFalcon, "falcon"},
+                                                          {PreTokenizerKind::kSpark, "spark2_5"},
+                                                          {PreTokenizerKind::kPoro, "bloom"},
+                                                          {PreTokenizerKind::kViking, "viking"},
+                                                          {PreTokenizerKind::kDeepseekCoder, "deepseek-coder"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;
