@@ -274,6 +274,50 @@ void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool
   }
 }
 
+// EXAONE MoE: (?i:contractions)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}|
+//  ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+ -- a word runs on across single spaces
+// between letters ("New York" is one), marks count only after a letter.
+void split_exaone_moe(const DecodedText& t, Segment seg, Segments& out) {
+  Scanner s(t, seg, out);
+  auto letter = [&](std::size_t i) { return (s.flags(i) & kLetter) != 0; };
+  while (!s.done()) {
+    const std::size_t p = s.pos();
+    if (std::size_t n = contraction(s, true)) {
+      s.emit(p + n);
+      continue;
+    }
+    const char32_t c = s.cp(p);
+    const std::uint8_t f = s.flags(p);
+    const bool prefix = c != '\r' && c != '\n' && !(f & (kLetter | kNumber));
+    if (letter(p) || (prefix && letter(p + 1))) {
+      std::size_t q = letter(p) ? p : p + 1;
+      while (true) {
+        if (letter(q) || (q > p && (s.flags(q) & kMark))) {
+          ++q;
+        } else if (s.cp(q) == ' ' && letter(q + 1)) {
+          q += 2;
+        } else {
+          break;
+        }
+      }
+      s.emit(q);
+      continue;
+    }
+    if (f & kNumber) {
+      s.emit(p + 1);
+      continue;
+    }
+    std::size_t o = (c == ' ' && s.other(p + 1)) ? p + 1 : p;
+    if (s.other(o)) {
+      while (s.other(o)) ++o;
+      if (s.cp(o) == '\r' || s.cp(o) == '\n' || s.cp(o) == '/') ++o;
+      s.emit(o);
+      continue;
+    }
+    whitespace_with_breaks(s);
+  }
+}
+
 // A regex used as a splitter, given as `match` (the end of its match at a position, or that
 // position when it does not match there): matches are words, and so is each run of code points
 // between two matches, as llama.cpp's regex splitter leaves them.
@@ -469,6 +513,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (any_of({"poro-chat", "bloom", "gpt3-finnish"})) return {PreTokenizerKind::kPoro, false};
   if (pre == "viking") return {PreTokenizerKind::kViking, false};
   if (pre == "deepseek-coder") return {PreTokenizerKind::kDeepseekCoder, false};
+  if (pre == "exaone-moe") return {PreTokenizerKind::kExaoneMoe, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -478,7 +523,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, falcon, bloom, viking, "
+      "qwen35, ufakzeka, seed-coder, exaone-moe, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, falcon, bloom, "
+      "viking, "
       "default and "
       "aliases)");
 }
@@ -555,6 +601,9 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
       splitter(1, number);
       break;
     }
+    case PreTokenizerKind::kExaoneMoe:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_exaone_moe(t, s, o); });
+      break;
     case PreTokenizerKind::kPoro:
     case PreTokenizerKind::kViking:
       segs = refine(segs, [&](Segment s, Segments& o) { split_poro(t, s, o); });

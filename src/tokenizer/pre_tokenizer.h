@@ -34,6 +34,7 @@ enum class PreTokenizerKind {
   kPoro,           //  ?[^(\s|.,!?…。，、।۔،)]+ (Poro, BLOOM, GPT-3 Finnish)
   kViking,         // kPoro, then \p{N} isolated
   kDeepseekCoder,  // [\r\n], \s?\p{L}+, \s?\p{P}+, CJK/Hangul runs, \p{N}: five splitters in turn
+  kExaoneMoe,      // kQwen2-like, but a word runs on across single spaces between letters
 };
 
 struct PreTokenizerSpec {

@@ -148,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenModel{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
                       GoldenModel{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
                       GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
-                      GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"}),
+                      GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
+                      GoldenModel{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"}),
     [](const auto& info) {
       std::string n = info.param.golden;
       for (char& c : n)

@@ -64,7 +64,8 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
                                                           {PreTokenizerKind::kSpark, "spark2_5"},
                                                           {PreTokenizerKind::kPoro, "bloom"},
                                                           {PreTokenizerKind::kViking, "viking"},
-                                                          {PreTokenizerKind::kDeepseekCoder, "deepseek-coder"}};
+                                                          {PreTokenizerKind::kDeepseekCoder, "deepseek-coder"},
+                                                          {PreTokenizerKind::kExaoneMoe, "exaone-moe"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

@@ -49,33 +49,34 @@ TEST_P(WikiText, MatchesLlamaCppAndRoundTrips) {
               text.size(), ids.size(), enc, text.size() / enc / 1e6, dec);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, WikiText,
-    ::testing::Values(WikiCase{"smollm2-135m", kSmolLm2File, ""}, WikiCase{"gemma3-270m", kGemma3File, ""},
-                      WikiCase{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
-                      WikiCase{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
-                      WikiCase{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
-                      WikiCase{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
-                      WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
-                      WikiCase{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
-                      WikiCase{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
-                      WikiCase{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
-                      WikiCase{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
-                      WikiCase{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
-                      WikiCase{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
-                      WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
-                      WikiCase{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
-                      WikiCase{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
-                      WikiCase{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
-                      WikiCase{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
-                      WikiCase{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
-                      WikiCase{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"}),
-    [](const auto& info) {
-      std::string n = info.param.golden;
-      for (char& c : n)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Models, WikiText,
+                         ::testing::Values(WikiCase{"smollm2-135m", kSmolLm2File, ""},
+                                           WikiCase{"gemma3-270m", kGemma3File, ""},
+                                           WikiCase{"smollm2-vocab-pre-llama-bpe", kSmolLm2File, "llama-bpe"},
+                                           WikiCase{"smollm2-vocab-pre-qwen2", kSmolLm2File, "qwen2"},
+                                           WikiCase{"smollm2-vocab-pre-gpt-2", kSmolLm2File, "gpt-2"},
+                                           WikiCase{"smollm2-vocab-pre-gpt-4o", kSmolLm2File, "gpt-4o"},
+                                           WikiCase{"smollm2-vocab-pre-default", kSmolLm2File, "default"},
+                                           WikiCase{"smollm2-vocab-pre-tekken", kSmolLm2File, "tekken"},
+                                           WikiCase{"smollm2-vocab-pre-qwen35", kSmolLm2File, "qwen35"},
+                                           WikiCase{"smollm2-vocab-pre-bailingmoe", kSmolLm2File, "bailingmoe"},
+                                           WikiCase{"smollm2-vocab-pre-laguna", kSmolLm2File, "laguna"},
+                                           WikiCase{"smollm2-vocab-pre-ufakzeka", kSmolLm2File, "ufakzeka"},
+                                           WikiCase{"smollm2-vocab-pre-seed-coder", kSmolLm2File, "seed-coder"},
+                                           WikiCase{"smollm2-vocab-pre-minicpm5", kSmolLm2File, "minicpm5"},
+                                           WikiCase{"smollm2-vocab-pre-deepseek-v3", kSmolLm2File, "deepseek-v3"},
+                                           WikiCase{"smollm2-vocab-pre-falcon", kSmolLm2File, "falcon"},
+                                           WikiCase{"smollm2-vocab-pre-spark2_5", kSmolLm2File, "spark2_5"},
+                                           WikiCase{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
+                                           WikiCase{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
+                                           WikiCase{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
+                                           WikiCase{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"}),
+                         [](const auto& info) {
+                           std::string n = info.param.golden;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace wisp::test
