@@ -142,6 +142,35 @@ void whitespace_with_breaks(Scanner& s) {
   }
 }
 
+// Jais 2's whitespace branches: \s*[\r\n]+, then \s{k}(?!\S) for k = 512, 256, ..., 8, 4, then
+// \s{1,2}(?!\S) and \s{1}: long runs are cut into power-of-two pieces.
+void whitespace_in_powers_of_two(Scanner& s) {
+  const std::size_t p = s.pos();
+  std::size_t n = 0;
+  std::size_t after_break = 0;
+  while (s.flags(p + n) & kSpace) {
+    if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
+    ++n;
+  }
+  if (after_break != 0) {
+    s.emit(after_break);
+    return;
+  }
+  // \s{k}(?!\S): k spaces followed by another space or the end of the segment.
+  auto fits = [&](std::size_t k) { return k <= n && (k < n || p + n >= s.hi()); };
+  for (std::size_t k = 512; k >= 4; k /= 2) {
+    if (fits(k)) {
+      s.emit(p + k);
+      return;
+    }
+  }
+  if (fits(2)) {
+    s.emit(p + 2);
+  } else {
+    s.emit(p + 1);  // \s{1}(?!\S) or \s{1}
+  }
+}
+
 void split_gpt2(const DecodedText& t, Segment seg, Segments& out) {
   Scanner s(t, seg, out);
   while (!s.done()) {
@@ -171,10 +200,11 @@ void split_gpt2(const DecodedText& t, Segment seg, Segments& out) {
 // The Llama 3 regex family: (?i:contractions)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}|
 //  ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ and its variants as the options say.
 struct Llama3Options {
-  std::size_t max_digits = 3;      // 3: Llama 3, 1: Qwen2
-  bool contractions = true;        // false: no contraction branch (ufakzeka)
-  std::uint8_t letter = kLetter;   // kLetter | kMark: [\p{L}\p{M}]+ words, marks not punctuation (qwen35)
-  bool breaks_after_punct = true;  // false:  ?[^\s\p{L}\p{N}\r\n]+ with no [\r\n]* after it (seed-coder)
+  std::size_t max_digits = 3;        // 3: Llama 3, 1: Qwen2
+  bool contractions = true;          // false: no contraction branch (ufakzeka)
+  std::uint8_t letter = kLetter;     // kLetter | kMark: [\p{L}\p{M}]+ words, marks not punctuation (qwen35)
+  bool breaks_after_punct = true;    // false:  ?[^\s\p{L}\p{N}\r\n]+ with no [\r\n]* after it (seed-coder)
+  bool power_of_two_spaces = false;  // Jais 2's whitespace branches
 };
 
 void split_llama3(const DecodedText& t, Segment seg, const Llama3Options& o, Segments& out) {
@@ -216,7 +246,11 @@ void split_llama3(const DecodedText& t, Segment seg, const Llama3Options& o, Seg
       s.emit(q);
       continue;
     }
-    whitespace_with_breaks(s);
+    if (o.power_of_two_spaces) {
+      whitespace_in_powers_of_two(s);
+    } else {
+      whitespace_with_breaks(s);
+    }
   }
 }
 
@@ -514,6 +548,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (pre == "viking") return {PreTokenizerKind::kViking, false};
   if (pre == "deepseek-coder") return {PreTokenizerKind::kDeepseekCoder, false};
   if (pre == "exaone-moe") return {PreTokenizerKind::kExaoneMoe, false};
+  if (pre == "jais-2") return {PreTokenizerKind::kJais2, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -523,7 +558,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, exaone-moe, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, falcon, bloom, "
+      "qwen35, ufakzeka, seed-coder, exaone-moe, jais-2, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, "
+      "falcon, bloom, "
       "viking, "
       "default and "
       "aliases)");
@@ -549,6 +585,7 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
       segs = refine(segs, gpt2);
       break;
     case PreTokenizerKind::kLlama3: llama3({.max_digits = 3}); break;
+    case PreTokenizerKind::kJais2: llama3({.max_digits = 3, .power_of_two_spaces = true}); break;
     case PreTokenizerKind::kMinicpm5:  // \p{N}{1,3} first, then Llama 3 with \p{N}+
       splitter(3, number);
       llama3({.max_digits = kRun});

@@ -34,6 +34,7 @@ enum class PreTokenizerKind {
   kPoro,           //  ?[^(\s|.,!?…。，、।۔،)]+ (Poro, BLOOM, GPT-3 Finnish)
   kViking,         // kPoro, then \p{N} isolated
   kDeepseekCoder,  // [\r\n], \s?\p{L}+, \s?\p{P}+, CJK/Hangul runs, \p{N}: five splitters in turn
+  kJais2,          // kLlama3 with whitespace runs cut into 512, 256, ..., 4, 2, 1 spaces
   kExaoneMoe,      // kQwen2-like, but a word runs on across single spaces between letters
 };
 

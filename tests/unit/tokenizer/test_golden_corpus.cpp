@@ -149,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenModel{"smollm2-vocab-pre-bloom", kSmolLm2File, "bloom"},
                       GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
                       GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
-                      GoldenModel{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"}),
+                      GoldenModel{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"},
+                      GoldenModel{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"}),
     [](const auto& info) {
       std::string n = info.param.golden;
       for (char& c : n)

@@ -65,7 +65,8 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
                                                           {PreTokenizerKind::kPoro, "bloom"},
                                                           {PreTokenizerKind::kViking, "viking"},
                                                           {PreTokenizerKind::kDeepseekCoder, "deepseek-coder"},
-                                                          {PreTokenizerKind::kExaoneMoe, "exaone-moe"}};
+                                                          {PreTokenizerKind::kExaoneMoe, "exaone-moe"},
+                                                          {PreTokenizerKind::kJais2, "jais-2"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;
