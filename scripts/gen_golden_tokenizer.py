@@ -47,7 +47,8 @@ PRE_VARIANTS = {"llama-bpe": True, "qwen2": True, "gpt-2": True, "gpt-4o": True,
                 "tekken": False, "qwen35": False, "bailingmoe": False, "laguna": False, "ufakzeka": False,
                 "seed-coder": False, "minicpm5": False, "deepseek-v3": False, "falcon": False,
                 "spark2_5": False, "bloom": False, "viking": False,
-                "deepseek-coder": False, "exaone-moe": False, "jais-2": False}
+                "deepseek-coder": False, "exaone-moe": False, "jais-2": False,
+                "superbpe": False}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -713,7 +714,7 @@ def gpt4o_cased_golden(base: Path, tmp: Path) -> dict:
 BOUNDARY_MERGES = ("1 2", "12 3", "123 4", "1234 5", "Ġ 1", "it 's", "'s a", ". Ċ")
 BOUNDARY_PRES = ("gpt-2", "smollm", "llama-bpe", "minicpm5", "qwen2", "bailingmoe", "laguna", "qwen35", "ufakzeka",
                  "seed-coder", "gpt-4o", "tekken", "deepseek-v3", "spark2_5", "deepseek-coder", "falcon", "bloom",
-                 "viking", "exaone-moe", "jais-2", "default")
+                 "viking", "exaone-moe", "jais-2", "superbpe", "default")
 
 
 def boundary_texts(n: int = 300) -> list[str]:

@@ -487,6 +487,24 @@ void split_matches(Segment seg, std::size_t max_run, Pred pred, Segments& out) {
   if (seg.hi > gap) out.push_back({gap, seg.hi});
 }
 
+// (?=(\d{3})+(?!\d)) as a splitter (SuperBPE): an empty match, so a cut, wherever the ASCII digit
+// run ahead has a length that is a multiple of 3 -- digits grouped in threes from the right.
+void split_digit_groups_from_right(const DecodedText& t, Segment seg, Segments& out) {
+  auto digit = [&](std::size_t i) { return t.cps[i] >= '0' && t.cps[i] <= '9'; };
+  std::size_t start = seg.lo;
+  std::size_t run = 0;  // ASCII digits from position k on, counted from the right
+  std::vector<std::size_t> cuts;
+  for (std::size_t k = seg.hi; k-- > seg.lo;) {
+    run = digit(k) ? run + 1 : 0;
+    if (run >= 3 && run % 3 == 0) cuts.push_back(k);
+  }
+  for (auto it = cuts.rbegin(); it != cuts.rend(); ++it) {
+    if (*it > start) out.push_back({start, *it});
+    start = *it;
+  }
+  if (seg.hi > start) out.push_back({start, seg.hi});
+}
+
 // [0-9][0-9][0-9] as a splitter.
 void split_ascii_triples(const DecodedText& t, Segment seg, Segments& out) {
   auto digit = [&](std::size_t i) { return t.cps[i] >= '0' && t.cps[i] <= '9'; };
@@ -549,6 +567,7 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (pre == "deepseek-coder") return {PreTokenizerKind::kDeepseekCoder, false};
   if (pre == "exaone-moe") return {PreTokenizerKind::kExaoneMoe, false};
   if (pre == "jais-2") return {PreTokenizerKind::kJais2, false};
+  if (pre == "superbpe") return {PreTokenizerKind::kSuperBpe, false};
   if (pre == "minicpm5") return {PreTokenizerKind::kMinicpm5, true};
   if (pre == "qwen35") return {PreTokenizerKind::kQwen35, false};
   if (any_of({"bailingmoe", "bailingmoe2", "llada-moe"})) return {PreTokenizerKind::kBailingmoe, false};
@@ -558,7 +577,8 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
-      "qwen35, ufakzeka, seed-coder, exaone-moe, jais-2, gpt-4o, tekken, deepseek-v3, spark2_5, deepseek-coder, "
+      "qwen35, ufakzeka, seed-coder, exaone-moe, jais-2, superbpe, gpt-4o, tekken, deepseek-v3, spark2_5, "
+      "deepseek-coder, "
       "falcon, bloom, "
       "viking, "
       "default and "
@@ -638,6 +658,10 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
       splitter(1, number);
       break;
     }
+    case PreTokenizerKind::kSuperBpe:  // \p{N}+, then digit groups of three from the right
+      splitter(kRun, number);
+      segs = refine(segs, [&](Segment s, Segments& o) { split_digit_groups_from_right(t, s, o); });
+      break;
     case PreTokenizerKind::kExaoneMoe:
       segs = refine(segs, [&](Segment s, Segments& o) { split_exaone_moe(t, s, o); });
       break;

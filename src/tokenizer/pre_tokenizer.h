@@ -35,6 +35,7 @@ enum class PreTokenizerKind {
   kViking,         // kPoro, then \p{N} isolated
   kDeepseekCoder,  // [\r\n], \s?\p{L}+, \s?\p{P}+, CJK/Hangul runs, \p{N}: five splitters in turn
   kJais2,          // kLlama3 with whitespace runs cut into 512, 256, ..., 4, 2, 1 spaces
+  kSuperBpe,       // \p{N}+ isolated, digit runs then cut in threes from the right; no other split
   kExaoneMoe,      // kQwen2-like, but a word runs on across single spaces between letters
 };
 

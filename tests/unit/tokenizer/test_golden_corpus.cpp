@@ -150,7 +150,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenModel{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
                       GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
                       GoldenModel{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"},
-                      GoldenModel{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"}),
+                      GoldenModel{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"},
+                      GoldenModel{"smollm2-vocab-pre-superbpe", kSmolLm2File, "superbpe"}),
     [](const auto& info) {
       std::string n = info.param.golden;
       for (char& c : n)

@@ -66,7 +66,8 @@ TEST(PreTokenizerNames, EveryLlamaCppNameIsImplementedOrNamedInTheError) {
                                                           {PreTokenizerKind::kViking, "viking"},
                                                           {PreTokenizerKind::kDeepseekCoder, "deepseek-coder"},
                                                           {PreTokenizerKind::kExaoneMoe, "exaone-moe"},
-                                                          {PreTokenizerKind::kJais2, "jais-2"}};
+                                                          {PreTokenizerKind::kJais2, "jais-2"},
+                                                          {PreTokenizerKind::kSuperBpe, "superbpe"}};
   for (const auto& [kind, a] : anchor) ASSERT_TRUE(by_name.contains(a)) << a;
 
   std::size_t implemented = 0;

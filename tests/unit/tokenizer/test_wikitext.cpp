@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(Models, WikiText,
                                            WikiCase{"smollm2-vocab-pre-viking", kSmolLm2File, "viking"},
                                            WikiCase{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
                                            WikiCase{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"},
-                                           WikiCase{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"}),
+                                           WikiCase{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"},
+                                           WikiCase{"smollm2-vocab-pre-superbpe", kSmolLm2File, "superbpe"}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
