@@ -24,9 +24,9 @@
 #include "serve/api.h"
 #include "serve/connection_watcher.h"
 #include "serve/draft_setup.h"
+#include "serve/generation_job.h"
 #include "serve/metrics.h"
 #include "serve/openapi.h"
-#include "chat/harmony_reply.h"
 #include "tokenizer/tokenizer.h"
 #include "wisp/engine.h"
 #include "wisp/error.h"
@@ -34,8 +34,6 @@
 namespace wisp::serve {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
@@ -49,50 +47,6 @@ std::string random_id(const char* prefix) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
   return std::string(prefix) + buf;
 }
-
-// One event of one choice, copied out of the scheduler's callback.
-struct Event {
-  std::size_t choice = 0;
-  std::string text;
-  bool finished = false;
-  FinishReason reason = FinishReason::kLength;
-  std::size_t n_prompt = 0;
-  std::size_t n_cached = 0;
-  std::size_t n_generated = 0;
-  std::size_t n_drafted = 0;
-  std::size_t n_accepted = 0;
-  bool has_logprob = false;
-  TokenLogprobEntry logprob;
-};
-
-// One HTTP request's generation: its choices' scheduler requests and the queue of their events.
-struct Job {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Event> events;
-  std::vector<RequestId> ids;  // one per choice, in choice order
-  std::size_t n_choices = 0;
-  // Timing, touched only by the scheduler thread (in the callbacks).
-  Clock::time_point arrival = Clock::now();
-  std::vector<std::optional<Clock::time_point>> last_token;
-  // Chat answers of a harmony (gpt-oss) model: the final channel only, per choice.
-  std::vector<std::optional<HarmonyFinalFilter>> harmony;
-};
-
-// What the handler thread accumulates per choice.
-struct ChoiceState {
-  std::string text;
-  bool finished = false;
-  bool role_sent = false;
-  FinishReason reason = FinishReason::kLength;
-  std::size_t n_prompt = 0;
-  std::size_t n_cached = 0;
-  std::size_t n_generated = 0;
-  std::size_t n_drafted = 0;
-  std::size_t n_accepted = 0;
-  std::vector<TokenLogprobEntry> logprobs;
-  std::size_t text_offset = 0;  // of the next token (completions' logprobs)
-};
 
 ApiError service_unavailable(std::string message, std::string code = {}) {
   ApiError e;
