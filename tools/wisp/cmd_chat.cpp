@@ -120,8 +120,8 @@ int cmd_chat(int argc, char** argv) {
   if (const auto& name = flags.chat_template) {
     auto src = builtin_chat_template(*name);
     if (!src) throw UsageError("--chat-template: no built-in template named '" + *name + "'");
-    chosen.emplace(ChatTemplate::parse(*src),
-                   ChatTemplateChoice{*name, std::string(*src), "chosen with --chat-template"});
+    chosen = ChosenChatTemplate{ChatTemplate::parse(*src),
+                                ChatTemplateChoice{*name, std::string(*src), "chosen with --chat-template"}};
   } else {
     chosen = load_chat_template(file.get_string_opt("tokenizer.chat_template"), file.architecture(),
                                 [&](std::string_view t) { return tokenizer.find_token(t) != kNoToken; });
