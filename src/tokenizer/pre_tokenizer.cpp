@@ -125,6 +125,22 @@ void whitespace_run(Scanner& s) {
   }
 }
 
+//  ?[^\s\p{L}\p{N}]+[\r\n/]* (or [\r\n/]? with `one_break`) at code point p: the end of the
+// match, or 0 when there is none. '/' is itself in the run's class, so after the run only line
+// breaks can follow.
+std::size_t punctuation_run(const Scanner& s, std::size_t p, bool one_break) {
+  std::size_t o = (s.cp(p) == ' ' && s.other(p + 1)) ? p + 1 : p;
+  if (!s.other(o)) return 0;
+  while (s.other(o)) ++o;
+  const auto tail = [&] { return s.cp(o) == '\r' || s.cp(o) == '\n' || s.cp(o) == '/'; };
+  if (one_break) {
+    if (tail()) ++o;
+  } else {
+    while (tail()) ++o;
+  }
+  return o;
+}
+
 // \s*[\r\n]+|\s+(?!\S)|\s+ at the scanner position: the whitespace run up to and including its
 // last line break, else whitespace_run.
 void whitespace_with_breaks(Scanner& s) {
@@ -297,11 +313,8 @@ void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool
       continue;
     }
     //  ?[^\s\p{L}\p{N}]+[\r\n/]* ('/' is itself in the class, so only line breaks follow the run)
-    std::size_t o = (c == ' ' && s.other(p + 1)) ? p + 1 : p;
-    if (s.other(o)) {
-      while (s.other(o)) ++o;
-      while (s.cp(o) == '\r' || s.cp(o) == '\n' || s.cp(o) == '/') ++o;
-      s.emit(o);
+    if (std::size_t e = punctuation_run(s, p, /*one_break=*/false)) {
+      s.emit(e);
       continue;
     }
     whitespace_with_breaks(s);
@@ -341,11 +354,8 @@ void split_exaone_moe(const DecodedText& t, Segment seg, Segments& out) {
       s.emit(p + 1);
       continue;
     }
-    std::size_t o = (c == ' ' && s.other(p + 1)) ? p + 1 : p;
-    if (s.other(o)) {
-      while (s.other(o)) ++o;
-      if (s.cp(o) == '\r' || s.cp(o) == '\n' || s.cp(o) == '/') ++o;
-      s.emit(o);
+    if (std::size_t e = punctuation_run(s, p, /*one_break=*/true)) {
+      s.emit(e);
       continue;
     }
     whitespace_with_breaks(s);
