@@ -6,9 +6,10 @@ namespace wisp {
 
 namespace {
 
-constexpr std::string_view kFinalStart = "<|channel|>final<|message|>";
+constexpr std::string_view kChannel = "<|channel|>";
+constexpr std::string_view kMessage = "<|message|>";
 // A message ends with <|end|>; a turn with <|return|> or <|call|> (which end generation, so they
-// reach the filter only in text that was not generated).
+// reach the splitter only in text that was not generated).
 constexpr std::string_view kMessageEnds[] = {"<|end|>", "<|return|>", "<|call|>"};
 
 // Length of the longest suffix of `s` that is a proper prefix of `marker`: text that may still
@@ -21,18 +22,34 @@ std::size_t partial_marker(std::string_view s, std::string_view marker) {
 
 }  // namespace
 
-std::string HarmonyFinalFilter::push(std::string_view text) {
+void HarmonyReplySplitter::emit(HarmonyText& out, std::string_view s) const {
+  if (channel_ == Channel::kAnalysis) out.reasoning += s;
+  if (channel_ == Channel::kFinal) out.content += s;
+}
+
+HarmonyText HarmonyReplySplitter::push(std::string_view text) {
   pending_ += text;
-  std::string out;
+  HarmonyText out;
   for (;;) {
-    if (!in_final_) {
-      const std::size_t at = pending_.find(kFinalStart);
+    if (where_ == Where::kBetween) {  // "<|start|>assistant" and the like: dropped
+      const std::size_t at = pending_.find(kChannel);
       if (at == std::string::npos) {
-        pending_.erase(0, pending_.size() - partial_marker(pending_, kFinalStart));  // analysis, headers: dropped
+        pending_.erase(0, pending_.size() - partial_marker(pending_, kChannel));
         return out;
       }
-      pending_.erase(0, at + kFinalStart.size());
-      in_final_ = saw_final_ = true;
+      pending_.erase(0, at + kChannel.size());
+      where_ = Where::kHeader;
+      continue;
+    }
+    if (where_ == Where::kHeader) {  // "final", "analysis", "commentary json", ...
+      const std::size_t at = pending_.find(kMessage);
+      if (at == std::string::npos) return out;
+      const std::string_view header = std::string_view(pending_).substr(0, at);
+      const std::string_view name = header.substr(0, header.find_first_of(" \t\n"));
+      channel_ = name == "final" ? Channel::kFinal : name == "analysis" ? Channel::kAnalysis : Channel::kOther;
+      saw_final_ = saw_final_ || channel_ == Channel::kFinal;
+      pending_.erase(0, at + kMessage.size());
+      where_ = Where::kBody;
       continue;
     }
     std::size_t at = std::string::npos;
@@ -44,20 +61,21 @@ std::string HarmonyFinalFilter::push(std::string_view text) {
     if (at == std::string::npos) {
       std::size_t keep = 0;
       for (std::string_view end : kMessageEnds) keep = std::max(keep, partial_marker(pending_, end));
-      out.append(pending_, 0, pending_.size() - keep);
+      emit(out, std::string_view(pending_).substr(0, pending_.size() - keep));
       pending_.erase(0, pending_.size() - keep);
       return out;
     }
-    out.append(pending_, 0, at);
+    emit(out, std::string_view(pending_).substr(0, at));
     pending_.erase(0, at + len);
-    in_final_ = false;
+    where_ = Where::kBetween;
   }
 }
 
-std::string HarmonyFinalFilter::finish() {
-  std::string out = in_final_ ? pending_ : std::string();
+HarmonyText HarmonyReplySplitter::finish() {
+  HarmonyText out;
+  if (where_ == Where::kBody) emit(out, pending_);
   pending_.clear();
-  in_final_ = false;
+  where_ = Where::kBetween;
   return out;
 }
 

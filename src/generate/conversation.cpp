@@ -92,13 +92,13 @@ ChatReply Conversation::reply(const std::string& user_text, Sampler& sampler, co
   out.reused_tokens = sync_session(full);
   std::span<const TokenId> fresh(full.data() + out.reused_tokens, full.size() - out.reused_tokens);
   // A harmony (gpt-oss) reply: the caller sees, and the history keeps, the final channel only.
-  std::optional<HarmonyFinalFilter> harmony;
+  std::optional<HarmonyReplySplitter> harmony;
   std::string final_text;
   GenerationOptions opts = options;
   if (tokenizer_.find_token("<|channel|>") != kNoToken && tokenizer_.find_token("<|message|>") != kNoToken) {
     harmony.emplace();
     opts.on_text = [&](std::string_view s) {
-      const std::string shown = harmony->push(s);
+      const std::string shown = harmony->push(s).content;
       final_text += shown;
       return shown.empty() || !options.on_text || options.on_text(shown);
     };
@@ -117,7 +117,7 @@ ChatReply Conversation::reply(const std::string& user_text, Sampler& sampler, co
   if (!gen.empty()) cached_.insert(cached_.end(), gen.begin(), gen.end() - 1);  // the last was not evaluated
   std::string answer = out.generation.text;
   if (harmony) {
-    const std::string rest = harmony->finish();
+    const std::string rest = harmony->finish().content;
     if (!rest.empty() && options.on_text) options.on_text(rest);
     answer = final_text + rest;
   }

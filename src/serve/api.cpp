@@ -559,8 +559,10 @@ json chat_completion_json(const std::string& id, std::int64_t created, const std
   json j = envelope("chat.completion", id, created, model);
   json arr = json::array();
   for (std::size_t i = 0; i < choices.size(); ++i) {
+    json message = {{"role", "assistant"}, {"content", choices[i].text}};
+    if (!choices[i].reasoning.empty()) message["reasoning_content"] = choices[i].reasoning;
     arr.push_back({{"index", i},
-                   {"message", {{"role", "assistant"}, {"content", choices[i].text}}},
+                   {"message", std::move(message)},
                    {"logprobs", choices[i].logprobs},
                    {"finish_reason", openai_finish_reason(choices[i].reason)}});
   }
@@ -586,11 +588,12 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
 
 json chat_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
                      std::optional<std::string_view> content, bool delta_role, std::optional<FinishReason> finish,
-                     const json& logprobs) {
+                     const json& logprobs, std::string_view reasoning) {
   json j = envelope("chat.completion.chunk", id, created, model);
   json delta = json::object();
   if (delta_role) delta["role"] = "assistant";
   if (content) delta["content"] = std::string(*content);
+  if (!reasoning.empty()) delta["reasoning_content"] = std::string(reasoning);
   j["choices"] = json::array({{{"index", index},
                                {"delta", delta},
                                {"logprobs", logprobs},

@@ -106,6 +106,7 @@ struct ChoiceResult {
   FinishReason reason = FinishReason::kLength;
   std::size_t n_generated = 0;
   json logprobs = nullptr;  // chat_logprobs_json / completion_logprobs_json, or null
+  std::string reasoning;    // "reasoning_content" of a chat answer, when not empty
 };
 
 struct Usage {
@@ -124,10 +125,11 @@ json text_completion_json(const std::string& id, std::int64_t created, const std
                           const std::vector<ChoiceResult>& choices, const Usage& usage);
 
 // Streamed chunks. `delta_role` adds "role":"assistant" (the first chunk of a chat choice);
-// `finish` adds the finish reason (and an empty delta for chat).
+// `finish` adds the finish reason (and an empty delta for chat); a non-empty `reasoning` adds
+// "reasoning_content" to the delta.
 json chat_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
                      std::optional<std::string_view> content, bool delta_role, std::optional<FinishReason> finish,
-                     const json& logprobs = nullptr);
+                     const json& logprobs = nullptr, std::string_view reasoning = {});
 json text_chunk_json(const std::string& id, std::int64_t created, const std::string& model, std::size_t index,
                      std::string_view text, std::optional<FinishReason> finish, const json& logprobs = nullptr);
 // The usage chunk of stream_options.include_usage: "choices": [] and the usage.

@@ -24,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 struct Event {
   std::size_t choice = 0;
   std::string text;
+  std::string reasoning;  // a harmony model's analysis channel (chat only)
   bool finished = false;
   FinishReason reason = FinishReason::kLength;
   std::size_t n_prompt = 0;
@@ -45,13 +46,15 @@ struct Job {
   // Timing, touched only by the scheduler thread (in the callbacks).
   Clock::time_point arrival = Clock::now();
   std::vector<std::optional<Clock::time_point>> last_token;
-  // Chat answers of a harmony (gpt-oss) model: the final channel only, per choice.
-  std::vector<std::optional<HarmonyFinalFilter>> harmony;
+  // Chat answers of a harmony (gpt-oss) model, per choice: the final channel is the text, the
+  // analysis channel the reasoning.
+  std::vector<std::optional<HarmonyReplySplitter>> harmony;
 };
 
 // What the handler thread accumulates per choice.
 struct ChoiceState {
   std::string text;
+  std::string reasoning;
   bool finished = false;
   bool role_sent = false;
   FinishReason reason = FinishReason::kLength;

@@ -172,8 +172,14 @@ struct Server::Impl {
     e.choice = choice;
     e.text = std::string(ev.text);
     if (auto& h = job->harmony[choice]) {
-      e.text = h->push(ev.text);
-      if (ev.finished) e.text += h->finish();
+      HarmonyText t = h->push(ev.text);
+      if (ev.finished) {
+        const HarmonyText rest = h->finish();
+        t.reasoning += rest.reasoning;
+        t.content += rest.content;
+      }
+      e.text = std::move(t.content);
+      e.reasoning = std::move(t.reasoning);
     }
     e.finished = ev.finished;
     e.reason = ev.reason;
@@ -283,6 +289,7 @@ struct Server::Impl {
     for (Event& e : evs) {
       ChoiceState& c = choices[e.choice];
       c.text += e.text;
+      c.reasoning += e.reasoning;
       c.n_prompt = e.n_prompt;
       c.n_cached = e.n_cached;
       c.n_generated = e.n_generated;
@@ -411,6 +418,7 @@ struct Server::Impl {
     for (std::size_t i = 0; i < choices.size(); ++i) {
       const std::string& prefix = spec.echo ? spec.prompt_texts[i / spec.n] : std::string();
       ChoiceResult r{prefix + choices[i].text, choices[i].reason, choices[i].n_generated};
+      r.reasoning = choices[i].reasoning;
       if (spec.params.logprobs >= 0) {
         std::size_t offset = prefix.size();
         r.logprobs = spec.endpoint == Endpoint::kChat
@@ -476,7 +484,7 @@ struct Server::Impl {
                 send(error_body(err));
                 continue;
               }
-              if (!e.text.empty() || e.finished || e.has_logprob) {
+              if (!e.text.empty() || !e.reasoning.empty() || e.finished || e.has_logprob) {
                 const std::optional<FinishReason> fin = e.finished ? std::optional(e.reason) : std::nullopt;
                 json lp = nullptr;
                 if (e.has_logprob) {
@@ -486,8 +494,12 @@ struct Server::Impl {
                 }
                 bool ok = true;
                 if (chat) {
-                  if (!e.text.empty() || e.has_logprob) {
-                    ok = send(chat_chunk_json(id, created, model_name, e.choice, e.text, false, std::nullopt, lp));
+                  if (!e.text.empty() || !e.reasoning.empty() || e.has_logprob) {
+                    // A piece of reasoning alone carries no "content" key, as other servers send it.
+                    const std::optional<std::string_view> content =
+                        e.text.empty() && !e.reasoning.empty() ? std::nullopt : std::optional<std::string_view>(e.text);
+                    ok = send(chat_chunk_json(id, created, model_name, e.choice, content, false, std::nullopt, lp,
+                                              e.reasoning));
                   }
                   if (ok && fin)
                     ok = send(chat_chunk_json(id, created, model_name, e.choice, std::nullopt, false, fin));
