@@ -110,6 +110,8 @@ float dot_q4_k_repacked_x4(const void* w, const void* a, std::int64_t n);
 // folded at the end as hsum8 (simd.h). Tests compare the SIMD kernels with these for equality.
 float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_q5_0_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_q5_1_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n);
 // wisp's own order for the K-quants (dot_kquant_super8.cpp), the scalar form of their x86
 // dot_invariant kernels: activations in ActFormat::kQ8_K; per super-block b the exact integers

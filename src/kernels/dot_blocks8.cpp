@@ -1,7 +1,7 @@
-// wisp's own order for the 32-value types (the scalar form of the x86 dot_invariant kernels in
-// x86/blocks8_dots-inl.h): not llama.cpp's, so not pinned to its bits, but to these functions, which
-// the SIMD kernels reproduce exactly; the accuracy of the order against the reference is bounded by
-// tests (src/kernels/README.md).
+// wisp's own order for the 32-value types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (the scalar form of the
+// x86 dot_invariant kernels in x86/blocks8_dots-inl.h): not llama.cpp's, so not pinned to its bits,
+// but to these functions, which the SIMD kernels reproduce exactly; the accuracy of the order
+// against the reference is bounded by tests (src/kernels/README.md).
 //
 // Why this order is fast: the SIMD kernel reduces the integer dots of 8 consecutive blocks of one
 // row to one vector of 8 block sums (lane k = block 8 g + k), so each block costs one lane of a
@@ -10,10 +10,10 @@
 // row is read start to end, rows in order, so the weight stream is sequential.
 //
 // Per row: for each block b, isum_b is the exact integer dot of its codes with the activation's
-// (minus the offset's or plus nothing, per type), lane k = b % 8 takes
-// acc[k] = fma(float(isum_b), d_x * d_y, acc[k]); the types with a minimum add
-// macc[k] = fma(m_x, s_y, macc[k]) (s_y: Q8_1's half d * sum). The result is hsum8(acc + macc) in simd.h's
-// hsum8 order.
+// (the codes' offset, Q4_0's 8 or Q5_0's 16, taken out through the activation's code sum), lane
+// k = b % 8 takes acc[k] = fma(float(isum_b), d_x * d_y, acc[k]); the types with a minimum add
+// macc[k] = fma(m_x, s_y, macc[k]) (s_y: Q8_1's half d * sum). The result is hsum8(acc + macc)
+// in simd.h's hsum8 order.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +34,11 @@ float hsum8(const float (&v)[8]) {
 }
 
 inline int nibble(const std::uint8_t* qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
+
+// Value j of a 5-bit block: its nibble, and bit j of the 32-bit little-endian qh as the fifth bit.
+inline int code5(const std::uint8_t* qs, const std::uint8_t* qh, int j) {
+  return nibble(qs, j) | ((qh[j / 8] >> (j % 8)) & 1) << 4;
+}
 
 template <class Block, class BlockDot>
 float blocks8(const void* w, const void* a, std::int64_t n, bool with_min, BlockDot&& block_dot) {
@@ -69,6 +74,22 @@ float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
   return blocks8<BlockQ4_1>(w, a, n, true, [](const BlockQ4_1& x, const std::int8_t* qs, std::int32_t) {
     std::int32_t s = 0;
     for (int j = 0; j < kQK; ++j) s += nibble(x.qs, j) * qs[j];
+    return s;
+  });
+}
+
+float dot_q5_0_blocks8(const void* w, const void* a, std::int64_t n) {
+  return blocks8<BlockQ5_0>(w, a, n, false, [](const BlockQ5_0& x, const std::int8_t* qs, std::int32_t sum) {
+    std::int32_t s = 0;
+    for (int j = 0; j < kQK; ++j) s += code5(x.qs, x.qh, j) * qs[j];
+    return s - 16 * sum;
+  });
+}
+
+float dot_q5_1_blocks8(const void* w, const void* a, std::int64_t n) {
+  return blocks8<BlockQ5_1>(w, a, n, true, [](const BlockQ5_1& x, const std::int8_t* qs, std::int32_t) {
+    std::int32_t s = 0;
+    for (int j = 0; j < kQK; ++j) s += code5(x.qs, x.qh, j) * qs[j];
     return s;
   });
 }

@@ -1,6 +1,7 @@
-// wisp's own dot order for the 32-value types on x86 (DotKernel::dot_invariant), compiled per ISA
-// like legacy_dots.h; the scalar form, which these reproduce bit for bit, and the order itself are
-// described in dot_blocks8.cpp. Activations in ActFormat::kQ8_0Split.
+// wisp's own dot order for the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) on x86
+// (DotKernel::dot_invariant), compiled per ISA like legacy_dots.h; the scalar form, which these
+// reproduce bit for bit, and the order itself are described in dot_blocks8.cpp. Activations in
+// ActFormat::kQ8_0Split.
 //
 // Per group of 8 blocks of one weight row: the 8 blocks' integer dots are reduced to one vector
 // of 8 exact block sums by a tree of horizontal adds, then one convert, one multiply by the 8
@@ -23,6 +24,12 @@ inline __m256i nibbles32(const std::uint8_t* qs) {
   return _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
 }
 
+// The 32 codes of a 5-bit block as bytes (<= 31): the nibbles as nibbles32's, and bit j of the
+// little-endian qh as 0x10 in byte j.
+inline __m256i codes5(const std::uint8_t* qs, const std::uint8_t* qh) {
+  return _mm256_or_si256(nibbles32(qs), fifth_bits(qh));
+}
+
 // The half field `F` of 8 consecutive blocks, as 8 floats (exact).
 template <class Block, class Field>
 inline __m256 halves8(const Block* x, Field f) {
@@ -40,6 +47,18 @@ inline __m256i sum16x8(const __m256i (&p)[8]) {
   const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(h01, h23), _mm256_hadd_epi16(h45, h67));
   return _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)),
                           _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)));
+}
+
+// Lane k = the sum of all 16 int16 lanes of p[k] for the 5-bit codes' pair sums (each <= 2 * 31 *
+// 127 = 7874, so sum16x8's eight in int16 could overflow): two levels of hadd in int16 (four pair
+// sums, <= 31496 < 2^15), one madd to int32, then the two halves added (exact).
+inline __m256i sum16x8_wide(const __m256i (&p)[8]) {
+  const __m256i h01 = _mm256_hadd_epi16(p[0], p[1]), h23 = _mm256_hadd_epi16(p[2], p[3]);
+  const __m256i h45 = _mm256_hadd_epi16(p[4], p[5]), h67 = _mm256_hadd_epi16(p[6], p[7]);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i a = _mm256_madd_epi16(_mm256_hadd_epi16(h01, h23), ones);
+  const __m256i b = _mm256_madd_epi16(_mm256_hadd_epi16(h45, h67), ones);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
 // Lane k = the sum of the 8 int32 lanes of p[k] (exact).
@@ -144,6 +163,27 @@ inline __m256i q4_sums(const __m256i (&pw)[8], const std::int8_t* qs) {
   return sum16x8(p);
 }
 
+// The 5-bit codes of 8 blocks unpacked to bytes.
+template <class Block>
+inline void prep_q5(const Block* x, __m256i (&pw)[8]) {
+  for (int i = 0; i < 8; ++i) pw[i] = codes5(x[i].qs, x[i].qh);
+}
+
+// One token's 8 block sums against unpacked 5-bit codes (<= 31): maddubs pairs <= 7874, summed by
+// sum16x8_wide.
+inline __m256i q5_sums(const __m256i (&pw)[8], const std::int8_t* qs) {
+  const __m256i p[8] = {_mm256_maddubs_epi16(pw[0], load32(qs)),       _mm256_maddubs_epi16(pw[1], load32(qs + 32)),
+                        _mm256_maddubs_epi16(pw[2], load32(qs + 64)),  _mm256_maddubs_epi16(pw[3], load32(qs + 96)),
+                        _mm256_maddubs_epi16(pw[4], load32(qs + 128)), _mm256_maddubs_epi16(pw[5], load32(qs + 160)),
+                        _mm256_maddubs_epi16(pw[6], load32(qs + 192)), _mm256_maddubs_epi16(pw[7], load32(qs + 224))};
+  return sum16x8_wide(p);
+}
+
+// One 5-bit block as an exact int (the tails): the pair sums widened to int32 at once.
+inline int q5_block_sum(const std::uint8_t* qs, const std::uint8_t* qh, const std::int8_t* a) {
+  return hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(codes5(qs, qh), load32(a)), _mm256_set1_epi16(1)));
+}
+
 template <int T>
 inline void q4_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   blocks8_dots<BlockQ4_0, false, T>(
@@ -161,6 +201,27 @@ inline void q4_1_dots(const void* w, const void* a, std::size_t a_stride, std::i
       w, a, a_stride, n, out, prep_q4<BlockQ4_1>,
       [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i) { return q4_sums(pw, qs); },
       [](const BlockQ4_1& x, const std::int8_t* qs, std::int32_t) { return q4_block_sum(x.qs, qs); });
+}
+
+template <int T>
+inline void q5_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  blocks8_dots<BlockQ5_0, false, T>(
+      w, a, a_stride, n, out, prep_q5<BlockQ5_0>,
+      // The offset 16 of the codes, through the activation sums: sum((q - 16) a) = sum(q a) - 16 sum(a).
+      [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i sum) {
+        return _mm256_sub_epi32(q5_sums(pw, qs), _mm256_slli_epi32(sum, 4));
+      },
+      [](const BlockQ5_0& x, const std::int8_t* qs, std::int32_t sum) {
+        return q5_block_sum(x.qs, x.qh, qs) - 16 * sum;
+      });
+}
+
+template <int T>
+inline void q5_1_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  blocks8_dots<BlockQ5_1, true, T>(
+      w, a, a_stride, n, out, prep_q5<BlockQ5_1>,
+      [](const __m256i(&pw)[8], const std::int8_t* qs, __m256i) { return q5_sums(pw, qs); },
+      [](const BlockQ5_1& x, const std::int8_t* qs, std::int32_t) { return q5_block_sum(x.qs, x.qh, qs); });
 }
 
 template <int T>
@@ -189,6 +250,16 @@ float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
   q4_1_dots<1>(w, a, 0, n, &out);
   return out;
 }
+float dot_q5_0_blocks8(const void* w, const void* a, std::int64_t n) {
+  float out;
+  q5_0_dots<1>(w, a, 0, n, &out);
+  return out;
+}
+float dot_q5_1_blocks8(const void* w, const void* a, std::int64_t n) {
+  float out;
+  q5_1_dots<1>(w, a, 0, n, &out);
+  return out;
+}
 float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n) {
   float out;
   q8_0_dots<1>(w, a, 0, n, &out);
@@ -202,6 +273,12 @@ void tok4_q4_0_blocks8(const void* w, const void* a, std::size_t a_stride, std::
 }
 void tok4_q4_1_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   q4_1_dots<4>(w, a, a_stride, n, out);
+}
+void tok4_q5_0_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  q5_0_dots<4>(w, a, a_stride, n, out);
+}
+void tok4_q5_1_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
+  q5_1_dots<4>(w, a, a_stride, n, out);
 }
 void tok4_q8_0_blocks8(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   q8_0_dots<4>(w, a, a_stride, n, out);

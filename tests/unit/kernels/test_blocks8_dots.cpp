@@ -31,12 +31,16 @@ namespace {
 using kernels::ActFormat;
 using kernels::DotFn;
 
-constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0};
+constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0};
+// The types with a GEMM of this order (MultiDot::gemm8).
+constexpr GgmlType kGemmTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0};
 
 DotFn scalar_form(GgmlType t) {
   switch (t) {
     case GgmlType::kQ4_0: return kernels::scalar::dot_q4_0_blocks8;
     case GgmlType::kQ4_1: return kernels::scalar::dot_q4_1_blocks8;
+    case GgmlType::kQ5_0: return kernels::scalar::dot_q5_0_blocks8;
+    case GgmlType::kQ5_1: return kernels::scalar::dot_q5_1_blocks8;
     case GgmlType::kQ8_0: return kernels::scalar::dot_q8_0_blocks8;
     default: return nullptr;
   }
@@ -131,7 +135,7 @@ TEST_P(Blocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   std::size_t n_multi = 0;
   const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
   std::mt19937 rng(321);
-  for (GgmlType type : kTypes) {
+  for (GgmlType type : kGemmTypes) {
     const auto id = static_cast<std::uint32_t>(type);
     const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
     ASSERT_NE(k, nullptr);
@@ -217,7 +221,7 @@ TEST(Blocks8, NormalizedErrorAgainstTheExactValueIsBounded) {
           exact += wrow[i] * a;
           magnitude += std::abs(wrow[i] * a);
         }
-        if (type == GgmlType::kQ4_1) {
+        if (type == GgmlType::kQ4_1 || type == GgmlType::kQ5_1) {
           // Both orders take the minimum's term as m * s with Q8_1's half s (not m * d * sum).
           for (std::int64_t b = 0; b < n / 32; ++b) {
             std::uint16_t m;

@@ -42,6 +42,8 @@ kernels::DotFn invariant_scalar_form(GgmlType t) {
   switch (t) {
     case GgmlType::kQ4_0: return kernels::scalar::dot_q4_0_blocks8;
     case GgmlType::kQ4_1: return kernels::scalar::dot_q4_1_blocks8;
+    case GgmlType::kQ5_0: return kernels::scalar::dot_q5_0_blocks8;
+    case GgmlType::kQ5_1: return kernels::scalar::dot_q5_1_blocks8;
     case GgmlType::kQ8_0: return kernels::scalar::dot_q8_0_blocks8;
     case GgmlType::kQ2_K: return kernels::scalar::dot_q2_k_super8;
     case GgmlType::kQ3_K: return kernels::scalar::dot_q3_k_super8;
