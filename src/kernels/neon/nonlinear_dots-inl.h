@@ -25,7 +25,10 @@ inline float block_scale(const BlockMXFP4& x) {
 }
 template <typename Block>
 inline int8x16_t codebook() {
-  return vld1q_s8(std::is_same_v<Block, BlockMXFP4> ? kMxfp4Values : kIq4NlValues);
+  // The table chosen outside the call: clang's vld1q_s8 is a macro, and the comma of the
+  // template argument list would split its argument.
+  const std::int8_t* values = std::is_same_v<Block, BlockMXFP4> ? kMxfp4Values : kIq4NlValues;
+  return vld1q_s8(values);
 }
 
 // The 32 codebook values of a nibble block (elements 0-15 in lo, 16-31 in hi).
