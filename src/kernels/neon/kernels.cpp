@@ -2,8 +2,11 @@
 // this folder compiled without the dot-product extension, exported as this build's kernel bundle (kernel_set.h).
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
+#include "kernels/neon/blocks8_dots-inl.h"
+#include "kernels/neon/float_lanes8-inl.h"
 #include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
+#include "kernels/neon/kquant_super8_dots-inl.h"
 #include "kernels/neon/legacy_dots-inl.h"
 #include "kernels/neon/nonlinear_dots-inl.h"
 #include "kernels/neon/ternary_dots-inl.h"

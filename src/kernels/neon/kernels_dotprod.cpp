@@ -3,8 +3,11 @@
 // CMakeLists.txt) and chosen at run time only where HWCAP_ASIMDDP says the CPU has it.
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
+#include "kernels/neon/blocks8_dots-inl.h"
+#include "kernels/neon/float_lanes8-inl.h"
 #include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
+#include "kernels/neon/kquant_super8_dots-inl.h"
 #include "kernels/neon/legacy_dots-inl.h"
 #include "kernels/neon/nonlinear_dots-inl.h"
 #include "kernels/neon/ternary_dots-inl.h"

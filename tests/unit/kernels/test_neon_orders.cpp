@@ -1,0 +1,142 @@
+// wisp's own dot orders on NEON (DotKernel::dot_invariant of the plain and the SDOT bundle): each
+// kernel equals the same scalar form the x86 kernels equal (test_blocks8_dots, test_float_gemm,
+// test_kquant_super8), bit for bit, so the default numerics give an ARM machine and an x86 one the
+// same bits for the same weights and activations. Cross-built for AArch64 and run under
+// qemu-aarch64 (tests/arm/): "max" runs both bundles, Cortex-A57 (no SDOT) the plain one; on x86
+// the suite skips.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "formats/block_types.h"
+#include "formats/half.h"
+#include "kernels/act_quant.h"
+#include "kernels/dot.h"
+#include "invariant_order_checks.h"
+#include "random_blocks.h"
+
+namespace wisp {
+namespace {
+
+using kernels::ActFormat;
+using kernels::DotFn;
+
+struct Order {
+  GgmlType type;
+  DotFn scalar_form;
+  ActFormat act;
+};
+
+// Every type with a NEON dot_invariant, with the scalar form of its order.
+constexpr Order kOrders[] = {
+    {GgmlType::kF32, kernels::scalar::dot_f32_lanes8, ActFormat::kF32},
+    {GgmlType::kF16, kernels::scalar::dot_f16_lanes8, ActFormat::kF32},
+    {GgmlType::kBF16, kernels::scalar::dot_bf16_lanes8, ActFormat::kF32},
+    {GgmlType::kQ4_0, kernels::scalar::dot_q4_0_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kQ4_1, kernels::scalar::dot_q4_1_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kQ8_0, kernels::scalar::dot_q8_0_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kQ2_K, kernels::scalar::dot_q2_k_super8, ActFormat::kQ8_K},
+    {GgmlType::kQ3_K, kernels::scalar::dot_q3_k_super8, ActFormat::kQ8_K},
+    {GgmlType::kQ4_K, kernels::scalar::dot_q4_k_super8, ActFormat::kQ8_K},
+    {GgmlType::kQ5_K, kernels::scalar::dot_q5_k_super8, ActFormat::kQ8_K},
+    {GgmlType::kQ6_K, kernels::scalar::dot_q6_k_super8, ActFormat::kQ8_K},
+};
+
+// Split activation rows (ActFormat::kQ8_0Split): from the quantizer (random_blocks.h), and raw
+// codes (random in [-127, 127], all +127, all -127: the quantizer's bounds) with random scales
+// and consistent code sums and Q8_1 sums.
+std::vector<std::vector<std::uint8_t>> split_rows(std::int64_t n, std::mt19937& rng) {
+  std::vector<std::vector<std::uint8_t>> out = test::activation_rows(ActFormat::kQ8_0Split, n, rng);
+  const std::size_t bytes = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::uniform_real_distribution<float> scale(1e-4f, 1.0f);
+  for (int kind = 0; kind < 3; ++kind) {
+    out.emplace_back(bytes);
+    auto* qs = reinterpret_cast<std::int8_t*>(out.back().data());
+    auto* d = reinterpret_cast<float*>(qs + n);
+    auto* sum = reinterpret_cast<std::int32_t*>(d + n / 32);
+    auto* s = reinterpret_cast<float*>(sum + n / 32);
+    for (std::int64_t i = 0; i < n; ++i)
+      qs[i] = static_cast<std::int8_t>(kind == 0 ? code(rng) : kind == 1 ? 127 : -127);
+    for (std::int64_t b = 0; b < n / 32; ++b) {
+      d[b] = f16_to_f32(f32_to_f16(scale(rng)));
+      sum[b] = 0;
+      for (int j = 0; j < 32; ++j) sum[b] += qs[b * 32 + j];
+      s[b] = f16_to_f32(f32_to_f16(d[b] * static_cast<float>(sum[b])));
+    }
+  }
+  return out;
+}
+
+// f32 activation rows: from random_blocks.h (normal, all equal, tiny with an outlier), and one of
+// signed zeros and subnormal values.
+std::vector<std::vector<std::uint8_t>> float_rows(std::int64_t n, std::mt19937& rng) {
+  std::vector<std::vector<std::uint8_t>> out = test::activation_rows(ActFormat::kF32, n, rng);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 3 == 0 ? -0.0f : normal(rng) * 1e-39f;
+  out.emplace_back(x.size() * sizeof(float));
+  std::memcpy(out.back().data(), x.data(), out.back().size());
+  return out;
+}
+
+std::vector<std::vector<std::uint8_t>> act_rows(ActFormat act, std::int64_t n, std::mt19937& rng) {
+  if (act == ActFormat::kQ8_0Split) return split_rows(n, rng);
+  if (act == ActFormat::kF32) return float_rows(n, rng);
+  return test::activation_rows(act, n, rng);
+}
+
+// Row lengths: the float types 1 .. 67 values (every tail of the 8-lane groups); the 32-value
+// types 1 .. 17 blocks (every tail of the 8-block groups, one group and a tail, two groups and one
+// block); the K-quants 1 .. 17 super-blocks; and a few of the real models' lengths.
+std::vector<std::int64_t> lengths(ActFormat act) {
+  std::vector<std::int64_t> out;
+  if (act == ActFormat::kF32) {
+    for (std::int64_t n = 1; n <= 67; ++n) out.push_back(n);
+    for (std::int64_t n : {576, 1536, 2051}) out.push_back(n);
+    return out;
+  }
+  const std::int64_t unit = act == ActFormat::kQ8_K ? kQK_K : kQK;
+  for (std::int64_t b = 1; b <= 17; ++b) out.push_back(b * unit);
+  if (act == ActFormat::kQ8_K) {
+    out.push_back(33 * kQK_K);
+  } else {
+    for (std::int64_t n : {576, 2048, 4160}) out.push_back(n);
+  }
+  return out;
+}
+
+class NeonOrders : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(NeonOrders, EqualTheScalarFormsTheX86KernelsEqualBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::mt19937 rng(77);
+  for (const Order& o : kOrders) {
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(o.type), isa);
+    ASSERT_NE(k, nullptr);
+    ASSERT_NE(k->dot_invariant, nullptr) << block_type(o.type).name << ": no " << isa_name(isa) << " kernel";
+    EXPECT_STRNE(k->isa, "scalar");
+    ASSERT_EQ(k->act_invariant, o.act) << block_type(o.type).name;
+    const std::vector<std::int64_t> ns = lengths(o.act);
+    for (std::int64_t n : ns) {
+      test::expect_same_bits_as_scalar_form(
+          o.type, isa_name(isa), k->dot_invariant, o.scalar_form, {n},
+          [&](std::int64_t m) { return act_rows(o.act, m, rng); }, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Arm, NeonOrders, ::testing::Values(Isa::kNeon, Isa::kNeonDotprod), [](const auto& info) {
+  return std::string(info.param == Isa::kNeon ? "neon" : "neon_dotprod");
+});
+
+}  // namespace
+}  // namespace wisp
