@@ -1,8 +1,9 @@
 // wisp's K-quant order in prefill (Q2_K .. Q6_K) on the Llama-3.2-1B shape's matrices (models/shapes/)
 // and a 128-token batch, one thread, three ways: llama.cpp's one-token order for every token (the
 // batch-invariant path before wisp's order: DotKernel::dot, or the repacked GEMV for rows % 8 == 0),
-// wisp's one-token kernel for every token (dot_invariant), and its 8-row GEMM (MultiDot::gemm8,
-// rows in vector lanes; the same bits as dot_invariant, test_multi_dots). All walk 16-row chunks
+// wisp's one-token kernel for every token (dot_invariant), and its GEMM (MultiDot::gemm8, rows in
+// vector lanes: 8 on AVX2, 16 on AVX-512, gemm_rows per call; the same bits as dot_invariant,
+// test_kquant_super8). WISP_ISA=avx2 runs the 8-row form on an AVX-512 machine. All walk 16-row chunks
 // against every token, as the matmul does. Counter: GFLOP/s.
 //
 //   ./build/bench/bench_kquant_gemm --benchmark_counters_tabular=true
@@ -64,10 +65,11 @@ void BM_Super8OneToken(benchmark::State& st, GgmlType type, Shape s) {
 void BM_Gemm8(benchmark::State& st, GgmlType type, Shape s) {
   Fixture f = make(type, s);
   if (f.invariant == nullptr || f.invariant->gemm8 == nullptr) return st.SkipWithError("no GEMM on this CPU");
-  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols));
+  const int rows = f.invariant->gemm_rows;
+  std::vector<std::uint8_t> scratch(k::gemm8_scratch_bytes(s.cols, rows));
   for (auto _ : st) {
-    for (std::int64_t r = 0; r < s.rows; r += 8) {
-      f.invariant->gemm8(f.w.data() + f.w_stride * r, f.w_stride, 8, f.a.data(), f.a_stride, kTokens, s.cols,
+    for (std::int64_t r = 0; r < s.rows; r += rows) {
+      f.invariant->gemm8(f.w.data() + f.w_stride * r, f.w_stride, rows, f.a.data(), f.a_stride, kTokens, s.cols,
                          f.y.data() + r, s.rows, scratch.data());
     }
     benchmark::DoNotOptimize(f.y.data());

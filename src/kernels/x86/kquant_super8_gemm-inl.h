@@ -306,30 +306,32 @@ inline void k_gemm8(const void* w, std::size_t w_stride, int n_rows, const void*
   for_token_groups(n_tok, group);
 }
 
-[[maybe_unused]] void gemm8_q2_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
-                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
-                                        std::int64_t y_stride, void* scratch) {
-  k_gemm8<BlockQ2_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
-}
-[[maybe_unused]] void gemm8_q3_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
-                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
-                                        std::int64_t y_stride, void* scratch) {
-  k_gemm8<BlockQ3_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
-}
-[[maybe_unused]] void gemm8_q4_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
-                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
-                                        std::int64_t y_stride, void* scratch) {
-  k_gemm8<BlockQ4_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
-}
-[[maybe_unused]] void gemm8_q5_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
-                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
-                                        std::int64_t y_stride, void* scratch) {
-  k_gemm8<BlockQ5_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
-}
-[[maybe_unused]] void gemm8_q6_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
-                                        std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
-                                        std::int64_t y_stride, void* scratch) {
-  k_gemm8<BlockQ6_K>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}  // namespace
+}  // namespace wisp::kernels::x86
+
+// The 16-row form, where this ISA has it.
+#include "kernels/x86/kquant_super8_gemm16-inl.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
+// The K-quant GEMM this ISA's table lists (MultiDot::gemm8, gemm_rows = kKQuantGemmRows): 16 rows
+// in zmm lanes with VNNI on AVX-512 (kquant_super8_gemm16-inl.h), else the 8-row form above.
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+constexpr int kKQuantGemmRows = 16;
+#else
+constexpr int kKQuantGemmRows = 8;
+#endif
+
+template <class Block>
+[[maybe_unused]] void gemm_k_super8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                    std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                    std::int64_t y_stride, void* scratch) {
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  k_gemm16<Block>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+#else
+  k_gemm8<Block>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+#endif
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 //  - every SIMD one-token kernel equals its scalar form bit for bit (random and adversarial
 //    weights, quantized and raw activations over the whole int8 range, rows of 1 .. 33
 //    super-blocks: every tail of the 8-super-block groups), on each x86 ISA this CPU runs;
-//  - each ISA's table has the 8-row GEMM for the types (its bits against the one-token kernel:
+//  - each ISA's table has the GEMM for the types (8 rows on AVX2, 16 on AVX-512), bit for bit
+//    that ISA's one-token kernel on 33 distinct rows (also against the scalar form:
 //    MultiDots.Gemm8EqualsTheOneTokenKernelBitForBit, test_multi_dots.cpp);
 //  - the order's accuracy against the exact value (double precision over the same quantized
 //    weights and activations), as a normalized error |y - exact| / sum |w_i a_i| per output, next
@@ -13,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,6 +76,84 @@ TEST_P(KQuantSuper8Isa, EachIsaHasTheGemm) {
       return e.weight_type == id && e.slot == kernels::DotSlot::kInvariant && e.gemm8 != nullptr;
     });
     EXPECT_TRUE(found) << block_type(type).name << " " << isa_name(isa);
+  }
+}
+
+// Q8_K rows of n values with every code `code` (-128 or 127) and consistent block sums: against
+// all-0xff weight codes they give each type's largest partial sums, so a GEMM grouping that leaves
+// int16 wraps and fails.
+std::vector<std::uint8_t> constant_q8_k(std::int64_t n, std::int8_t code) {
+  std::vector<std::uint8_t> row(kernels::act_row_bytes(ActFormat::kQ8_K, n));
+  auto* y = reinterpret_cast<kernels::BlockQ8_K*>(row.data());
+  for (std::int64_t b = 0; b < n / kQK_K; ++b) {
+    y[b].d = 0.03f;
+    std::fill(std::begin(y[b].qs), std::end(y[b].qs), code);
+    std::fill(std::begin(y[b].bsums), std::end(y[b].bsums), static_cast<std::int16_t>(16 * code));
+  }
+  return row;
+}
+
+// The GEMM of this ISA's table (MultiDot::gemm8: 8 rows on AVX2, 16 in zmm lanes on AVX-512)
+// against this ISA's own one-token kernel, bit for bit: 33 distinct rows (chunks of gemm_rows and a
+// chunk of one, so a row in the wrong lane fails), the adversarial rows in the first chunk, 14
+// tokens (groups of four and every tail), rows of 1 .. 17 super-blocks (every chain length and a
+// tail of the 8-super-block groups), and activations that reach the int16 bounds.
+TEST_P(KQuantSuper8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::size_t n_multi = 0;
+  const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
+  std::mt19937 rng(4242);
+  for (GgmlType type : kTypes) {
+    const auto id = static_cast<std::uint32_t>(type);
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
+    ASSERT_NE(k, nullptr);
+    const kernels::MultiDot* m = nullptr;
+    for (std::size_t e = 0; e < n_multi; ++e) {
+      if (multi[e].weight_type == id && multi[e].slot == kernels::DotSlot::kInvariant) m = &multi[e];
+    }
+    ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
+    for (std::int64_t blocks : {1, 7, 8, 9, 17}) {
+      const std::int64_t n = blocks * kQK_K;
+      const std::size_t row_bytes = block_type(type).row_bytes(n);
+      std::vector<std::uint8_t> w;
+      for (const auto& r : test::adversarial_weights(type, n, rng)) w.insert(w.end(), r.begin(), r.end());
+      const auto more = test::random_matrix(type, 27, n, rng);
+      w.insert(w.end(), more.begin(), more.end());
+      const auto n_rows = static_cast<std::int64_t>(w.size() / row_bytes);
+      std::vector<std::uint8_t> a;
+      for (int copy = 0; copy < 2; ++copy) {
+        for (const auto& r : test::activation_rows(ActFormat::kQ8_K, n, rng)) a.insert(a.end(), r.begin(), r.end());
+        for (std::int8_t code : {std::int8_t{-128}, std::int8_t{127}}) {
+          const auto r = constant_q8_k(n, code);
+          a.insert(a.end(), r.begin(), r.end());
+        }
+      }
+      const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_K, n);
+      const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);
+      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m->gemm_rows) + 1);
+      for (std::int64_t first = 0; first < n_rows; first += m->gemm_rows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(m->gemm_rows, n_rows - first));
+        for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{6}, std::int64_t{5}, std::int64_t{1}}) {
+          const std::int64_t y_stride = 19;
+          std::vector<float> y(static_cast<std::size_t>(n_tok * y_stride), -7.0f);
+          m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
+                   n, y.data(), y_stride, scratch.data() + 1);
+          for (std::int64_t t = 0; t < n_tok; ++t) {
+            for (int r = 0; r < rows; ++r) {
+              const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
+                                                  a.data() + a_stride * static_cast<std::size_t>(t), n);
+              const float got = y[static_cast<std::size_t>(t * y_stride + r)];
+              ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
+                  << block_type(type).name << " " << isa_name(isa) << " n=" << n << " row " << first + r << " token "
+                  << t << " of " << n_tok << ": " << got << " vs " << want;
+            }
+            for (std::int64_t r = rows; r < y_stride; ++r)
+              ASSERT_EQ(y[static_cast<std::size_t>(t * y_stride + r)], -7.0f) << "written past the chunk's rows";
+          }
+        }
+      }
+    }
   }
 }
 
