@@ -123,6 +123,13 @@ float dot_q3_k_super8(const void* w, const void* a, std::int64_t n);
 float dot_q4_k_super8(const void* w, const void* a, std::int64_t n);
 float dot_q5_k_super8(const void* w, const void* a, std::int64_t n);
 float dot_q6_k_super8(const void* w, const void* a, std::int64_t n);
+// wisp's own order for the 4-bit codebook types (dot_codebook8.cpp), the scalar form of their x86
+// dot_invariant kernels: IQ4_NL and MXFP4 on ActFormat::kQ8_0Split (per block the exact integer
+// dot, acc[b % 8] = fma(float(isum_b), d_x * d_y, acc[b % 8])), IQ4_XS on ActFormat::kQ8_K (per
+// super-block the exact sub-block-scaled S_b in the same lanes); folded as hsum8(acc).
+float dot_iq4_nl_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_mxfp4_blocks8(const void* w, const void* a, std::int64_t n);
+float dot_iq4_xs_super8(const void* w, const void* a, std::int64_t n);
 // ggml's tiled K-quant GEMM (batches of 8+ tokens).
 float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);

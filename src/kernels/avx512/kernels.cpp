@@ -3,6 +3,7 @@
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
 #include "kernels/x86/blocks8_dots-inl.h"
+#include "kernels/x86/codebook8_dots-inl.h"
 #include "kernels/x86/float_dots-inl.h"
 #include "kernels/x86/grid_dots-inl.h"
 #include "kernels/x86/kquant_dots-inl.h"
