@@ -169,7 +169,8 @@ def spm_vocab(n_vocab: int):
 
 def write_tiny(path: Path, arch: str, *, n_embd: int, n_head: int, n_head_kv: int, n_ff: int, n_layer: int,
                n_vocab: int, rope_base: float, qkv_bias: bool, tied: bool, seed: int, head_dim: int = 0,
-               sliding_window: int = 0, softcap: float = 0.0) -> None:
+               sliding_window: int = 0, softcap: float = 0.0, extra: dict[str, np.ndarray] | None = None) -> None:
+    """`extra`: more tensors, written after the model's own (e.g. per-tensor .scale factors)."""
     import gguf
 
     rng = np.random.default_rng(seed)
@@ -233,6 +234,8 @@ def write_tiny(path: Path, arch: str, *, n_embd: int, n_head: int, n_head_kv: in
             w.add_tensor(p + "attn_k_norm.weight", norm(head_dim))
             w.add_tensor(p + "post_attention_norm.weight", norm(n_embd))
             w.add_tensor(p + "post_ffw_norm.weight", norm(n_embd))
+    for name, value in (extra or {}).items():
+        w.add_tensor(name, value)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

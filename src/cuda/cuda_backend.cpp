@@ -29,6 +29,11 @@ void check_matrix(const kernels::MatrixView& m, const char* what) {
                 " has sparse full-precision outliers, which the CUDA backend does not "
                 "run yet (use --device cpu)");
   }
+  if (m.out_scale != nullptr) {
+    throw Error(std::string("cuda: ") + what +
+                " has a per-tensor factor (a .scale tensor), which the CUDA backend does not apply yet "
+                "(use --device cpu)");
+  }
   if (!is_float_type(m.type_id) && !is_quantized_type(m.type_id)) {
     throw Error(std::string("cuda: ") + what + " has block type id " + std::to_string(m.type_id) +
                 ", which the CUDA backend does not run (use --device cpu)");

@@ -33,6 +33,12 @@ struct MatrixView {
   // Sparse full-precision outliers to add after the dense product (null: none). matmul() itself
   // ignores them; the model's backend adds them (kernels/sparse_add.h).
   const SparseRows* outliers = nullptr;
+  // A converted checkpoint's second-level factors on the product (`<name>.scale`: one per tensor,
+  // or one per expert of a merged expert tensor): output row r is multiplied by
+  // out_scale[r / rows_per_scale] after the dense product and the outliers, before any bias
+  // (null: none). matmul() itself ignores them; the model's backend applies them.
+  const float* out_scale = nullptr;
+  std::int64_t rows_per_scale = 0;
 
   const std::uint8_t* row(std::int64_t r) const { return data + static_cast<std::size_t>(r) * row_bytes; }
 };

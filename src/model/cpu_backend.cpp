@@ -203,9 +203,16 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // What follows the dense product: the sparse full-precision outliers, then the bias.
+  // What follows the dense product: the sparse full-precision outliers, the tensor's factors,
+  // then the bias (ggml multiplies the factor into the product before the bias is added).
   static void finish_matmul(const kernels::MatrixView& w, Act x, Act y, const float* bias) {
     if (w.outliers != nullptr) kernels::sparse_add(*w.outliers, x.data, x.stride, x.rows, y.data, y.stride);
+    if (w.out_scale != nullptr) {
+      for (std::int64_t t = 0; t < y.rows; ++t) {
+        float* yr = y.row(t);
+        for (std::int64_t r = 0; r < y.cols; ++r) yr[r] *= w.out_scale[r / w.rows_per_scale];
+      }
+    }
     if (bias != nullptr) {
       for (std::int64_t t = 0; t < y.rows; ++t) kernels::add(bias, y.row(t), y.cols);
     }

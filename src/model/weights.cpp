@@ -55,6 +55,17 @@ class Binder {
     return {t->data, t->type_id, n_cols, n_rows * n_expert, t->type->row_bytes(n_cols)};
   }
 
+  // The optional factors of a converted checkpoint (NVFP4's second-level scales), which llama.cpp
+  // binds for the matrices named `<base>.weight` of attention, the FFN, the experts and the output:
+  // `<base>.scale`, F32 of n_groups values (1, or one per expert), multiplied into the product;
+  // `<base>.input_scale`, of the same shape, which llama.cpp loads and does not use (nor does wisp).
+  void factors(kernels::MatrixView& v, const std::string& base, std::int64_t n_groups = 1) {
+    if (v.data == nullptr) return;
+    v.out_scale = vector(base + ".scale", n_groups, false);
+    if (v.out_scale != nullptr) v.rows_per_scale = v.n_rows / n_groups;
+    vector(base + ".input_scale", n_groups, false);
+  }
+
   // A matrix whose row ranges are used as separate matrices (rows_of): an outlier table would be
   // indexed by the whole matrix's rows, so none is allowed.
   kernels::MatrixView fused(const std::string& name, std::int64_t n_cols, std::int64_t n_rows) {
@@ -131,6 +142,18 @@ kernels::MatrixView rows_of(const kernels::MatrixView& m, std::int64_t r0, std::
   kernels::MatrixView v = m;
   v.data = m.row(r0);
   v.n_rows = n;
+  if (m.out_scale != nullptr) {
+    // The view's factors: one, when it lies inside one factor's rows (q of a fused qkv), else
+    // whole groups of them (an expert's rows of a merged tensor).
+    const std::int64_t g0 = r0 / m.rows_per_scale;
+    v.out_scale = m.out_scale + g0;
+    if ((r0 + n - 1) / m.rows_per_scale == g0) {
+      v.rows_per_scale = n;
+    } else if (r0 % m.rows_per_scale != 0 || n % m.rows_per_scale != 0) {
+      throw Error("rows " + std::to_string(r0) + ".." + std::to_string(r0 + n) +
+                  " of a matrix straddle its factors' groups of " + std::to_string(m.rows_per_scale) + " rows");
+    }
+  }
   return v;
 }
 
@@ -142,6 +165,7 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
   w.tok_embd = b.matrix("token_embd.weight", d, hp.n_vocab, true, /*multiplied=*/false);
   w.output_norm = b.vector("output_norm.weight", d);
   w.output = b.matrix("output.weight", d, hp.n_vocab, /*required=*/false);
+  b.factors(w.output, "output");  // (a tied output has none: its .scale would stay unused, an error)
   if (w.output.data == nullptr) {
     w.output = w.tok_embd;  // tied embeddings
     w.tied_output = true;
@@ -170,7 +194,8 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
     if (hp.pre_norms) l.attn_norm = b.vector(blk(il, "attn_norm.weight"), d);
     if (hp.arch == Arch::kPhi3 && file.find_tensor(blk(il, "attn_qkv.weight")) != nullptr) {
       // Fused QKV (phi3's files): q, k and v are consecutive row ranges of one matrix.
-      const kernels::MatrixView qkv = b.fused(blk(il, "attn_qkv.weight"), d, hp.n_embd_q() + 2 * hp.n_embd_kv());
+      kernels::MatrixView qkv = b.fused(blk(il, "attn_qkv.weight"), d, hp.n_embd_q() + 2 * hp.n_embd_kv());
+      b.factors(qkv, blk(il, "attn_qkv"));
       l.wq = rows_of(qkv, 0, hp.n_embd_q());
       l.wk = rows_of(qkv, hp.n_embd_q(), hp.n_embd_kv());
       l.wv = rows_of(qkv, hp.n_embd_q() + hp.n_embd_kv(), hp.n_embd_kv());
@@ -178,8 +203,12 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
       l.wq = b.matrix(blk(il, "attn_q.weight"), d, hp.n_embd_q());
       l.wk = b.matrix(blk(il, "attn_k.weight"), d, hp.n_embd_kv());
       l.wv = b.matrix(blk(il, "attn_v.weight"), d, hp.n_embd_kv());
+      b.factors(l.wq, blk(il, "attn_q"));
+      b.factors(l.wk, blk(il, "attn_k"));
+      b.factors(l.wv, blk(il, "attn_v"));
     }
     l.wo = b.matrix(blk(il, "attn_output.weight"), hp.n_embd_q(), d);
+    b.factors(l.wo, blk(il, "attn_output"));
     l.bq = b.vector(blk(il, "attn_q.bias"), hp.n_embd_q(), false);
     l.bk = b.vector(blk(il, "attn_k.bias"), hp.n_embd_kv(), false);
     l.bv = b.vector(blk(il, "attn_v.bias"), hp.n_embd_kv(), false);
@@ -204,6 +233,9 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
       l.gate_exps = b.experts(blk(il, "ffn_gate_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
       l.up_exps = b.experts(blk(il, "ffn_up_exps.weight"), d, hp.n_ff_exp, hp.n_expert);
       l.down_exps = b.experts(blk(il, "ffn_down_exps.weight"), hp.n_ff_exp, d, hp.n_expert);
+      b.factors(l.gate_exps, blk(il, "ffn_gate_exps"), hp.n_expert);
+      b.factors(l.up_exps, blk(il, "ffn_up_exps"), hp.n_expert);
+      b.factors(l.down_exps, blk(il, "ffn_down_exps"), hp.n_expert);
       if (hp.expert_biases) {
         l.gate_inp_b = b.vector(blk(il, "ffn_gate_inp.bias"), hp.n_expert);
         l.gate_exps_b = b.vector(blk(il, "ffn_gate_exps.bias"), hp.n_ff_exp, true, hp.n_expert);
@@ -214,19 +246,26 @@ ModelWeights bind_weights(const GgufFile& file, const HParams& hp) {
         l.gate = b.matrix(blk(il, "ffn_gate_shexp.weight"), d, hp.n_ff_shexp);
         l.up = b.matrix(blk(il, "ffn_up_shexp.weight"), d, hp.n_ff_shexp);
         l.down = b.matrix(blk(il, "ffn_down_shexp.weight"), hp.n_ff_shexp, d);
+        b.factors(l.gate, blk(il, "ffn_gate_shexp"));
+        b.factors(l.up, blk(il, "ffn_up_shexp"));
+        b.factors(l.down, blk(il, "ffn_down_shexp"));
       }
       continue;
     }
     if (hp.fused_gate_up) {
       // Phi-3's ffn_up holds the gate rows, then the up rows (ggml_swiglu's halves).
-      const kernels::MatrixView gu = b.fused(blk(il, "ffn_up.weight"), d, 2 * hp.n_ff);
+      kernels::MatrixView gu = b.fused(blk(il, "ffn_up.weight"), d, 2 * hp.n_ff);
+      b.factors(gu, blk(il, "ffn_up"));
       l.gate = rows_of(gu, 0, hp.n_ff);
       l.up = rows_of(gu, hp.n_ff, hp.n_ff);
     } else {
       l.gate = b.matrix(blk(il, "ffn_gate.weight"), d, hp.n_ff);
       l.up = b.matrix(blk(il, "ffn_up.weight"), d, hp.n_ff);
+      b.factors(l.gate, blk(il, "ffn_gate"));
+      b.factors(l.up, blk(il, "ffn_up"));
     }
     l.down = b.matrix(blk(il, "ffn_down.weight"), hp.n_ff, d);
+    b.factors(l.down, blk(il, "ffn_down"));
   }
   b.reject_unused(hp.arch_name);
   return w;

@@ -10,7 +10,9 @@
 //    a few Q2_K..Q5_K and F32 tensors beside), recorded by scripts/gen_golden_iq_logits.py; wisp's
 //    exact orders in src/kernels/dot_iq_grid.cpp, pinned to libggml-cpu's dots by test_golden_dots.
 //  - NVFP4 (every attention and FFN matrix; llama.cpp has no NVFP4 file type, its quantizer writes
-//    the tensors on request), recorded by scripts/gen_golden_nvfp4_logits.py on an AVX-512 build.
+//    the tensors on request), recorded by scripts/gen_golden_nvfp4_logits.py on an AVX-512 build;
+//    and llama-tiny-nvfp4-scaled, whose NVFP4 matrices and output carry the per-tensor `.scale`
+//    factors of converted checkpoints (multiplied into each product) and two unused `.input_scale`s.
 // With exact numerics, in the ggml build the golden records (EngineOptions::exact_isa), the top-10
 // logits of every position of the 256-token text must be llama.cpp's bit for bit and the greedy
 // continuations (one token at a time) its tokens. The default (batch-invariant) numerics are
@@ -104,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(Golden, BlockTypeParity,
                          ::testing::Values("qwen2-tiny-iq4_xs", "qwen2-tiny-iq4_nl", "qwen2-tiny-tq1_0",
                                            "qwen2-tiny-tq2_0", "qwen2-tiny-iq1_s", "qwen2-tiny-iq1_m",
                                            "qwen2-tiny-iq2_xxs", "qwen2-tiny-iq2_xs", "qwen2-tiny-iq2_m",
-                                           "qwen2-tiny-iq3_xxs", "qwen2-tiny-iq3_s", "qwen2-tiny-nvfp4"),
+                                           "qwen2-tiny-iq3_xxs", "qwen2-tiny-iq3_s", "qwen2-tiny-nvfp4",
+                                           "llama-tiny-nvfp4-scaled"),
                          [](const auto& info) {
                            std::string s = info.param;
                            std::replace(s.begin(), s.end(), '-', '_');

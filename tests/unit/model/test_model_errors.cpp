@@ -98,6 +98,13 @@ TEST(ModelErrors, UnexpectedTensor) {
   expect_error([&] { Model::load(path); }, {"'blk.0.attn_qkv.weight' is not part of the llama architecture"});
 }
 
+TEST(ModelErrors, FactorOfTheWrongShape) {
+  TinySpec s;
+  s.extra_tensors = {"blk.0.attn_q.scale"};  // 64 values where a per-tensor factor has one
+  const auto path = write_tiny_model(s, "factor.gguf");
+  expect_error([&] { Model::load(path); }, {"factor.gguf", "tensor 'blk.0.attn_q.scale' has shape [64], expected [1]"});
+}
+
 TEST(ModelErrors, NotAFile) {
   expect_error([&] { Model::load(::testing::TempDir() + "does-not-exist.gguf"); }, {"does-not-exist.gguf"});
 }
