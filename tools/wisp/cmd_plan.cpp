@@ -237,7 +237,8 @@ PlanInputs inputs_from_flags(const CommandLine& cl, const PlanFlags& f) {
   if (cl.given("--overhead") && !in.budget) throw UsageError("--overhead needs --mem");
   if (f.measure_bandwidth) {
     // This machine's own read bandwidth, measured now (a few seconds), with every hardware thread.
-    in.bandwidth = measure_read_bandwidth(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    in.bandwidth =
+        measure_read_bandwidth(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))).bytes_per_s;
   } else {
     check_positive_rate(f.bandwidth, "--bandwidth");
     in.bandwidth = f.bandwidth;
