@@ -73,7 +73,7 @@ void register_all() {
     Shape shape;
   } shapes[] = {
       {"attn_q_2048x2048", {2048, 2048}}, {"ffn_up_2048x8192", {8192, 2048}}, {"ffn_down_8192x2048", {2048, 8192}}};
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0}) {
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0}) {
     for (const auto& sh : shapes) {
       const std::string suffix = std::string(wisp::block_type(type).name) + "/" + sh.name;
       benchmark::RegisterBenchmark(("tok4/" + suffix).c_str(), BM_Tok4, type, sh.shape)->Unit(benchmark::kMillisecond);

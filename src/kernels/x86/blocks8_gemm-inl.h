@@ -1,6 +1,7 @@
-// The prefill GEMM of wisp's blocks8 order (MultiDot::gemm8): up to 8 weight rows against every
-// token of a batch, each output bit-identical to the one-token kernel dot_q*_blocks8
-// (blocks8_dots.h, scalar form dot_blocks8.cpp). Compiled per ISA like blocks8_dots.h.
+// The prefill GEMM of wisp's blocks8 order (MultiDot::gemm8; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): up
+// to 8 weight rows against every token of a batch, each output bit-identical to the one-token
+// kernel dot_q*_blocks8 (blocks8_dots.h, scalar form dot_blocks8.cpp). Compiled per ISA like
+// blocks8_dots.h.
 //
 // Why another layout: the one-token kernel reduces 8 blocks of one row horizontally (a tree of
 // hadds, shuffle-port work per block and token), and its activation loads serve one row each.
@@ -26,6 +27,7 @@
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
 #include "kernels/multi_dots.h"
+#include "kernels/x86/blocks8_dots-inl.h"
 #include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
@@ -123,6 +125,21 @@ inline void pack_q8(const BlockQ8_0* const (&rows)[8], std::int64_t b, __m256i* 
   }
 }
 
+// The 5-bit codes of block b of 8 rows: each row's 32 codes as bytes (codes5: value j in byte j),
+// then pack_q8's two transposes of 4 dwords, one per 16-value half.
+template <class Block>
+inline void pack_q5(const Block* const (&rows)[8], std::int64_t b, __m256i* out) {
+  __m256i v[8];
+  for (int r = 0; r < 8; ++r) v[r] = codes5(rows[r][b].qs, rows[r][b].qh);
+  __m256i t[4];
+  transpose4(_mm256_permute2x128_si256(v[0], v[4], 0x20), _mm256_permute2x128_si256(v[1], v[5], 0x20),
+             _mm256_permute2x128_si256(v[2], v[6], 0x20), _mm256_permute2x128_si256(v[3], v[7], 0x20), t);
+  for (int i = 0; i < 4; ++i) _mm256_store_si256(out + i, t[i]);
+  transpose4(_mm256_permute2x128_si256(v[0], v[4], 0x31), _mm256_permute2x128_si256(v[1], v[5], 0x31),
+             _mm256_permute2x128_si256(v[2], v[6], 0x31), _mm256_permute2x128_si256(v[3], v[7], 0x31), t);
+  for (int i = 0; i < 4; ++i) _mm256_store_si256(out + 4 + i, t[i]);
+}
+
 // The half field f of block b of 8 rows as 8 floats (exact), stored at out.
 template <class Block, class Field>
 inline void halves_of_rows(const Block* const (&rows)[8], std::int64_t b, Field f, float* out) {
@@ -133,11 +150,28 @@ inline void halves_of_rows(const Block* const (&rows)[8], std::int64_t b, Field 
                                           static_cast<short>(f(rows[6][b])), static_cast<short>(f(rows[7][b])))));
 }
 
-enum class Gemm8Kind { kQ4_0, kQ4_1, kQ8_0 };
+enum class Gemm8Kind { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0 };
+
+// Whether the type has a minimum (the second float chain, m_x * s_y).
+constexpr bool gemm8_has_min(Gemm8Kind k) { return k == Gemm8Kind::kQ4_1 || k == Gemm8Kind::kQ5_1; }
+constexpr bool gemm8_five_bit(Gemm8Kind k) { return k == Gemm8Kind::kQ5_0 || k == Gemm8Kind::kQ5_1; }
+
+// Block b of 8 rows in the tile's layout, for each type.
+template <Gemm8Kind K, class Block>
+inline void pack_codes(const Block* const (&rows)[8], std::int64_t b, __m256i* out) {
+  if constexpr (K == Gemm8Kind::kQ8_0) {
+    pack_q8(rows, b, out);
+  } else if constexpr (gemm8_five_bit(K)) {
+    pack_q5(rows, b, out);
+  } else {
+    pack_q4(rows, b, out);
+  }
+}
 
 // The exact block sums of block b of the 8 rows with T tokens (one int32 per row and token).
 // 4-bit: maddubs pairs (<= 2 * 15 * 127) added in int16 over the block's 8 dwords (16 products,
-// <= 30480 < 2^15: the bound of blocks8's tree), then one madd to int32. 8-bit: |w| times a with
+// <= 30480 < 2^15: the bound of blocks8's tree), then one madd to int32. 5-bit: pairs <= 2 * 31 *
+// 127 = 7874, added in int16 over 4 dwords (<= 31496), so two madds per block. 8-bit: |w| times a with
 // w's sign (pairs <= 2 * 128 * 127), to int32 per dword.
 // With VNNI: one vpdpbusd per dword of the block and token (the stored codes are unsigned for
 // every type, Q8_0's offset by 128), two chains per token (even and odd dwords) for latency; the
@@ -168,6 +202,20 @@ inline void block_sums(const __m256i* codes, const std::int8_t* const (&a)[T], _
         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, ones));
       }
     }
+  } else if constexpr (gemm8_five_bit(K)) {
+    for (int t = 0; t < T; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int c = 0; c < 8; c += 4) {
+      const __m256i w0 = _mm256_load_si256(codes + c), w1 = _mm256_load_si256(codes + c + 1);
+      const __m256i w2 = _mm256_load_si256(codes + c + 2), w3 = _mm256_load_si256(codes + c + 3);
+      for (int t = 0; t < T; ++t) {
+        const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(a[t] + 4 * c)),
+                                             _mm256_maddubs_epi16(w1, bcast4(a[t] + 4 * c + 4)));
+        const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(w2, bcast4(a[t] + 4 * c + 8)),
+                                             _mm256_maddubs_epi16(w3, bcast4(a[t] + 4 * c + 12)));
+        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_add_epi16(p01, p23), ones));
+      }
+    }
   } else {
     // Two dwords per step, each step's pair added before it joins the chain. Fully unrolled, the
     // compiler re-associates the int16 chains into trees of all 32 products at once and spills
@@ -191,7 +239,7 @@ inline void block_sums(const __m256i* codes, const std::int8_t* const (&a)[T], _
 // T tokens (y[t] their split rows) against the packed 8 rows: out[t] = the 8 rows' outputs.
 template <Gemm8Kind K, int T>
 inline void gemm8_tokens(const Gemm8Tile& tile, std::int64_t nb, const Q8_0SplitRow (&y)[T], __m256 (&out)[T]) {
-  constexpr bool kMin = K == Gemm8Kind::kQ4_1;
+  constexpr bool kMin = gemm8_has_min(K);
   __m256 acc[8][T], macc[8][T];
   for (int k = 0; k < 8; ++k) {
     __m256 f[T], fm[T];
@@ -207,6 +255,8 @@ inline void gemm8_tokens(const Gemm8Tile& tile, std::int64_t nb, const Q8_0Split
         // with VNNI Q8_0's 128 (pack_q8) the same way.
         if constexpr (K == Gemm8Kind::kQ4_0)
           isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_set1_epi32(y[t].sum[b]), 3));
+        if constexpr (K == Gemm8Kind::kQ5_0)  // Q5_0's 16 the same way
+          isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_set1_epi32(y[t].sum[b]), 4));
         if constexpr (K == Gemm8Kind::kQ8_0 && kGemm8Vnni)
           isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_set1_epi32(y[t].sum[b]), 7));
         f[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(xd, _mm256_set1_ps(y[t].d[b])), f[t]);
@@ -241,14 +291,10 @@ inline void gemm8_blocks8(const void* w, std::size_t w_stride, int n_rows, const
   }
   const Gemm8Tile tile = gemm8_tile(scratch, nb);
   for (std::int64_t b = 0; b < nb; ++b) {
-    if constexpr (K == Gemm8Kind::kQ8_0) {
-      pack_q8(rows, b, tile.codes + 8 * b);
-    } else {
-      pack_q4(rows, b, tile.codes + 8 * b);
-    }
+    pack_codes<K>(rows, b, tile.codes + 8 * b);
     halves_of_rows(
         rows, b, [](const Block& v) { return v.d; }, tile.d + 8 * b);
-    if constexpr (K == Gemm8Kind::kQ4_1)
+    if constexpr (gemm8_has_min(K))
       halves_of_rows(
           rows, b, [](const Block& v) { return v.m; }, tile.m + 8 * b);
   }
@@ -282,6 +328,16 @@ inline void gemm8_blocks8(const void* w, std::size_t w_stride, int n_rows, const
                                          std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
                                          std::int64_t y_stride, void* scratch) {
   gemm8_blocks8<Gemm8Kind::kQ4_1, BlockQ4_1>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm8_q5_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                         std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                         std::int64_t y_stride, void* scratch) {
+  gemm8_blocks8<Gemm8Kind::kQ5_0, BlockQ5_0>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm8_q5_1_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                         std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                         std::int64_t y_stride, void* scratch) {
+  gemm8_blocks8<Gemm8Kind::kQ5_1, BlockQ5_1>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
 }
 [[maybe_unused]] void gemm8_q8_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
                                          std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,

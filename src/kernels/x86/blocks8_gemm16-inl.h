@@ -8,7 +8,7 @@
 // activation dword is a broadcast load, and the float work can also run on port 5.
 //
 // Same numerics: the tile holds the 8-row form's codes for rows 0..7 and 8..15 side by side
-// (Q8_0's offset by 128, Q4_0's 8 taken out through the activation sums: exact integers in any
+// (Q8_0's offset by 128, Q4_0's 8 and Q5_0's 16 taken out through the activation sums: exact integers in any
 // grouping, here the offset is the chain's starting value), and per output lane k = b % 8 of
 // blocks8's accumulator is the chain over blocks k, k + 8, ... in order, acc = fma(float(isum_b),
 // d_x * d_y, acc) (and macc = fma(m_x, s_y, macc)); hsum8(acc + macc) becomes the same tree of
@@ -48,20 +48,15 @@ inline void pack16(const Block* const (&rows)[16], std::int64_t b, const Gemm16T
   const Block* const(&lo)[8] = *reinterpret_cast<const Block* const(*)[8]>(&rows[0]);
   const Block* const(&hi)[8] = *reinterpret_cast<const Block* const(*)[8]>(&rows[8]);
   alignas(32) __m256i l[8], h[8];
-  if constexpr (K == Gemm8Kind::kQ8_0) {
-    pack_q8(lo, b, l);
-    pack_q8(hi, b, h);
-  } else {
-    pack_q4(lo, b, l);
-    pack_q4(hi, b, h);
-  }
+  pack_codes<K>(lo, b, l);
+  pack_codes<K>(hi, b, h);
   for (int c = 0; c < 8; ++c)
     _mm512_store_si512(tile.codes + 8 * b + c, _mm512_inserti64x4(_mm512_castsi256_si512(l[c]), h[c], 1));
   halves_of_rows(
       lo, b, [](const Block& v) { return v.d; }, tile.d + 16 * b);
   halves_of_rows(
       hi, b, [](const Block& v) { return v.d; }, tile.d + 16 * b + 8);
-  if constexpr (K == Gemm8Kind::kQ4_1) {
+  if constexpr (gemm8_has_min(K)) {
     halves_of_rows(
         lo, b, [](const Block& v) { return v.m; }, tile.m + 16 * b);
     halves_of_rows(
@@ -79,9 +74,9 @@ inline __m512i bcast4x16(const std::int8_t* p) {
 // T tokens against the packed 16 rows: out[t] = the 16 rows' outputs.
 template <Gemm8Kind K, int T>
 inline void gemm16_tokens(const Gemm16Tile& tile, std::int64_t nb, const Q8_0SplitRow (&y)[T], __m512 (&out)[T]) {
-  constexpr bool kMin = K == Gemm8Kind::kQ4_1;
-  // The offset the stored codes carry (Q4_0: 8, Q8_0: 128 as 1 << shift), or none.
-  constexpr int kShift = K == Gemm8Kind::kQ4_0 ? 3 : K == Gemm8Kind::kQ8_0 ? 7 : -1;
+  constexpr bool kMin = gemm8_has_min(K);
+  // The offset the stored codes carry (Q4_0: 8, Q5_0: 16, Q8_0: 128 as 1 << shift), or none.
+  constexpr int kShift = K == Gemm8Kind::kQ4_0 ? 3 : K == Gemm8Kind::kQ5_0 ? 4 : K == Gemm8Kind::kQ8_0 ? 7 : -1;
   // Lane chain k's value per token, in the order the tree needs them: 0, 4, 2, 6, 1, 5, 3, 7.
   constexpr int kOrder[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   __m512 pair[T], quad[T], half[T];
@@ -168,6 +163,16 @@ inline void gemm16_blocks8(const void* w, std::size_t w_stride, int n_rows, cons
                                           std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
                                           std::int64_t y_stride, void* scratch) {
   gemm16_blocks8<Gemm8Kind::kQ4_1, BlockQ4_1>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm16_q5_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                          std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                          std::int64_t y_stride, void* scratch) {
+  gemm16_blocks8<Gemm8Kind::kQ5_0, BlockQ5_0>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
+}
+[[maybe_unused]] void gemm16_q5_1_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
+                                          std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,
+                                          std::int64_t y_stride, void* scratch) {
+  gemm16_blocks8<Gemm8Kind::kQ5_1, BlockQ5_1>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride, scratch);
 }
 [[maybe_unused]] void gemm16_q8_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
                                           std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y,

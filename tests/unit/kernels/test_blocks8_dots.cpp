@@ -32,8 +32,6 @@ using kernels::ActFormat;
 using kernels::DotFn;
 
 constexpr GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0};
-// The types with a GEMM of this order (MultiDot::gemm8).
-constexpr GgmlType kGemmTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ8_0};
 
 DotFn scalar_form(GgmlType t) {
   switch (t) {
@@ -135,7 +133,7 @@ TEST_P(Blocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   std::size_t n_multi = 0;
   const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
   std::mt19937 rng(321);
-  for (GgmlType type : kGemmTypes) {
+  for (GgmlType type : kTypes) {
     const auto id = static_cast<std::uint32_t>(type);
     const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
     ASSERT_NE(k, nullptr);
