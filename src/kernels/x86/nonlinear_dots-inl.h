@@ -3,6 +3,8 @@
 // the 16-entry codebook with one byte shuffle; codebook values lie in [-127, 113] and activation
 // codes in [-128, 127]; pairs_s8s8 multiplies them exactly. Compiled into the AVX2 and AVX-512
 // tables alike (integer parts are exact, the float steps are 8-lane either way).
+// The dots are [[maybe_unused]]: the multi-output files include this for its helpers alone
+// (codebook8_gemm-inl.h).
 #pragma once
 
 #include <bit>
@@ -85,10 +87,18 @@ float repacked_dot(const void* w, const void* a, std::int64_t n) {
   return acc;
 }
 
-float dot_iq4_nl(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockIQ4_NL>(w, a, n); }
-float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockIQ4_NL>(w, a, n); }
-float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
-float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
+[[maybe_unused]] float dot_iq4_nl(const void* w, const void* a, std::int64_t n) {
+  return pairs_dot<BlockIQ4_NL>(w, a, n);
+}
+[[maybe_unused]] float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) {
+  return repacked_dot<BlockIQ4_NL>(w, a, n);
+}
+[[maybe_unused]] float dot_mxfp4(const void* w, const void* a, std::int64_t n) {
+  return pairs_dot<BlockMXFP4>(w, a, n);
+}
+[[maybe_unused]] float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) {
+  return repacked_dot<BlockMXFP4>(w, a, n);
+}
 
 // NVFP4: half the unsigned E4M3 scale of every byte, as the reference computes it
 // (ue4m3_to_f32_half), in a table: decoding the four scales of a block with branches and int to
@@ -119,7 +129,7 @@ inline __m256i nvfp4_values(const std::uint8_t* qs, __m128i lut) {
 
 // The reference's order (dot_nonlinear.cpp): one accumulator; per 64-value block each half (one
 // Q8_0 activation block) in turn, lanes 0-3 scaled by its first sub-block, lanes 4-7 its second.
-float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
+[[maybe_unused]] float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockNVFP4*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
   const __m128i lut = load16(kMxfp4Values);
@@ -142,7 +152,7 @@ float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
   return hsum8(acc);
 }
 
-float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
+[[maybe_unused]] float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_NL*>(w);
   const auto* y = static_cast<const BlockQ8_0*>(a);
   const __m256i lut = codebook<BlockIQ4_NL>();
@@ -169,7 +179,7 @@ inline __m256i iq4_xs_lanes(const BlockIQ4_XS& x, const std::int8_t* a, __m256i 
   return lanes;
 }
 
-float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
+[[maybe_unused]] float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_XS*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const __m256i lut = codebook<BlockIQ4_NL>();
@@ -181,7 +191,7 @@ float dot_iq4_xs(const void* w, const void* a, std::int64_t n) {
   return hsum8(acc);
 }
 
-float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n) {
+[[maybe_unused]] float dot_iq4_xs_tiled(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_XS*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const __m256i lut = codebook<BlockIQ4_NL>();

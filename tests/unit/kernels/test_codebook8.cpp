@@ -4,6 +4,7 @@
 //    weights, quantized activations and raw codes over the whole int8 range, rows of 1 .. 130
 //    blocks or 1 .. 33 super-blocks: every tail of the 8-block groups), on each x86 ISA this CPU
 //    runs;
+//  - each ISA's prefill GEMM gives its one-token kernel's bits (batch invariance);
 //  - the order's accuracy against the exact value (double precision over the same quantized
 //    weights and activations), as a normalized error |y - exact| / sum |w_i a_i| per output, next
 //    to the llama.cpp order's on the same data: the numerics contract of src/kernels/README.md.
@@ -23,6 +24,7 @@
 #include "formats/half.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
+#include "kernels/multi_dots.h"
 #include "invariant_order_checks.h"
 #include "random_blocks.h"
 
@@ -103,6 +105,75 @@ TEST_P(Codebook8Isa, EqualsItsScalarFormBitForBit) {
     test::expect_same_bits_as_scalar_form(
         type, isa_name(isa), k->dot_invariant, scalar_form(type), lengths(type),
         [&](std::int64_t n) { return act_rows(type, n, rng); }, rng);
+  }
+}
+
+// The prefill GEMM of each ISA (MultiDot::gemm8: 8 rows per call on AVX2, 16 with AVX-512 VNNI)
+// against that ISA's own one-token kernel, the one the matmul calls for decode: every output
+// bit-identical (batch invariance), over 17 rows (chunks of 16 + 1 or 8 + 8 + 1, so both halves
+// of a zmm and a one-row chunk are checked, and nothing is written past a chunk), token counts in
+// and beside the GEMM's groups of four, rows of one block to groups plus a tail, edge scales and
+// all-0x00/0xff codes, and activations from the quantizer (codes in [-127, 127], its range).
+TEST_P(Codebook8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::size_t n_multi = 0;
+  const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
+  std::mt19937 rng(4321);
+  for (GgmlType type : kTypes) {
+    const auto id = static_cast<std::uint32_t>(type);
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
+    ASSERT_NE(k, nullptr);
+    const kernels::MultiDot* m = nullptr;
+    for (std::size_t e = 0; e < n_multi; ++e) {
+      if (multi[e].weight_type == id && multi[e].slot == kernels::DotSlot::kInvariant) m = &multi[e];
+    }
+    ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
+    const std::int64_t blk = block_type(type).block_elems;
+    for (std::int64_t blocks : {1, 8, 9, 17}) {
+      const std::int64_t n = blocks * blk;
+      const std::size_t row_bytes = block_type(type).row_bytes(n);
+      std::vector<std::uint8_t> w;
+      for (auto r : test::adversarial_weights(type, n, rng)) {
+        moderate_exponents(type, r, rng);
+        w.insert(w.end(), r.begin(), r.end());
+      }
+      auto more = test::random_matrix(type, 11, n, rng);
+      moderate_exponents(type, more, rng);
+      w.insert(w.end(), more.begin(), more.end());  // 17 rows
+      const std::int64_t n_rows = static_cast<std::int64_t>(w.size() / row_bytes);
+      std::vector<std::uint8_t> a;
+      for (int rep = 0; rep < 3; ++rep) {
+        auto rows =
+            type == GgmlType::kIQ4_XS ? test::activation_rows(ActFormat::kQ8_K, n, rng) : split_rows(n, rng, false);
+        if (type == GgmlType::kIQ4_XS) rows.pop_back();  // raw codes reach -128, outside the quantizer's range
+        for (const auto& r : rows) a.insert(a.end(), r.begin(), r.end());
+      }
+      const std::size_t a_stride = kernels::act_row_bytes(act_of(type), n);
+      const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 9 tokens
+      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m->gemm_rows) + 1);
+      for (std::int64_t first = 0; first < n_rows; first += m->gemm_rows) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(m->gemm_rows, n_rows - first));
+        for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{4}, std::int64_t{1}}) {
+          const std::int64_t y_stride = 17;
+          std::vector<float> y(static_cast<std::size_t>(n_tok * y_stride), -7.0f);
+          m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
+                   n, y.data(), y_stride, scratch.data() + 1);
+          for (std::int64_t t = 0; t < n_tok; ++t) {
+            for (int r = 0; r < rows; ++r) {
+              const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
+                                                  a.data() + a_stride * static_cast<std::size_t>(t), n);
+              const float got = y[static_cast<std::size_t>(t * y_stride + r)];
+              ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
+                  << block_type(type).name << " " << isa_name(isa) << " n=" << n << " row " << first + r << " token "
+                  << t << " of " << n_tok << ": " << got << " vs " << want;
+            }
+            for (std::int64_t r = rows; r < y_stride; ++r)
+              ASSERT_EQ(y[static_cast<std::size_t>(t * y_stride + r)], -7.0f) << "written past the chunk's rows";
+          }
+        }
+      }
+    }
   }
 }
 

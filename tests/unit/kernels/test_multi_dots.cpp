@@ -50,6 +50,9 @@ kernels::DotFn invariant_scalar_form(GgmlType t) {
     case GgmlType::kQ4_K: return kernels::scalar::dot_q4_k_super8;
     case GgmlType::kQ5_K: return kernels::scalar::dot_q5_k_super8;
     case GgmlType::kQ6_K: return kernels::scalar::dot_q6_k_super8;
+    case GgmlType::kIQ4_NL: return kernels::scalar::dot_iq4_nl_blocks8;
+    case GgmlType::kMXFP4: return kernels::scalar::dot_mxfp4_blocks8;
+    case GgmlType::kIQ4_XS: return kernels::scalar::dot_iq4_xs_super8;
     default: return nullptr;
   }
 }
