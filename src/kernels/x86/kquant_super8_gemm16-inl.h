@@ -8,11 +8,11 @@
 // serves 16 rows, and the products go through vpdpbusd (4 products added into each int32 lane)
 // over as many code dwords as keep the partial sum within int16 (`Gemm16Traits::kUnit`: Q4_K 4
 // dwords, <= 4 x 4 x 15 x 128 = 30720; Q5_K 2, <= 31744; Q2_K, Q3_K a 16-value sub-block, <= 6144
-// / 14336). Two such partials are packed into the int16 halves of each lane and one vpdpwssd by
-// their scales (the same sub-block's scale twice, or the scales of two 16-value sub-blocks) adds
-// them to S_b in int32. Q6_K's codes (<= 63) leave a single dword in int16, so it keeps maddubs:
-// two dwords' pair sums added in int16 (<= 2 x 2 x 63 x 128 = 32256), then one vpdpwssd by the
-// scale pair.
+// / 14336). One vpdpwssd then multiplies the unit's partial by its sub-block's scale, held as the
+// low int16 of the lane with 0 above it (the partial's high int16 is its sign, times 0), and adds
+// it to S_b in int32: one instruction per unit, no packing. Q6_K's codes (<= 63) leave a single
+// dword in int16, so it keeps maddubs: two dwords' pair sums added in int16 (<= 2 x 2 x 63 x 128 =
+// 32256), then one vpdpwssd by the scale pair.
 //
 // Same numerics: the integers are exact in any grouping (vpdpbusd and vpdpwssd do not
 // saturate); per output lane k of super8's accumulators (super-blocks k, k + 8, ...) is its own
@@ -40,7 +40,7 @@ namespace {
 // 8-row KTile holds them, rows 8..15 in the high).
 struct KTile16 {
   __m512i codes[64];   // vector c: unsigned codes 4c .. 4c + 3 of each row (row r in lane r)
-  __m512i scales[16];  // the int16 scale pair per lane of unit pair u (Gemm16Traits), u < 64 / (2 kUnit)
+  __m512i scales[16];  // sub-block j's scale per lane: an int32 (VNNI units) or an int16 pair (maddubs)
   __m512i pairs[8];    // the activation-sum factors as in KTile
   float d[16];
   float dmin[16];
@@ -49,33 +49,27 @@ static_assert(sizeof(KTile16) % 64 == 0);
 static_assert(sizeof(KTile16) + 64 <= gemm8_scratch_bytes(kQK_K, 16), "gemm8_scratch_bytes covers a 16-row tile");
 
 // kUnit: code dwords whose vpdpbusd sum stays within int16 (0: none, the maddubs form).
-// kPairedSub: the unit is a whole 16-value sub-block, so a pair of units has two scales.
 template <class Block>
 struct Gemm16Traits;
 template <>
 struct Gemm16Traits<BlockQ2_K> {
   static constexpr int kUnit = 4;
-  static constexpr bool kPairedSub = true;
 };
 template <>
 struct Gemm16Traits<BlockQ3_K> {
   static constexpr int kUnit = 4;
-  static constexpr bool kPairedSub = true;
 };
 template <>
 struct Gemm16Traits<BlockQ4_K> {
   static constexpr int kUnit = 4;
-  static constexpr bool kPairedSub = false;
 };
 template <>
 struct Gemm16Traits<BlockQ5_K> {
   static constexpr int kUnit = 2;
-  static constexpr bool kPairedSub = false;
 };
 template <>
 struct Gemm16Traits<BlockQ6_K> {
   static constexpr int kUnit = 0;
-  static constexpr bool kPairedSub = false;
 };
 
 inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
@@ -91,29 +85,18 @@ inline void pack_k16(const Block* const (&rows)[16], std::int64_t b, KTile16& t)
   pack_k(hi, b, h[1]);
   for (int c = 0; c < 64; ++c) _mm512_store_si512(t.codes + c, join(h[0].codes[c], h[1].codes[c]));
   for (int i = 0; i < 8; ++i) _mm512_store_si512(t.pairs + i, join(h[0].pairs[i], h[1].pairs[i]));
-  if constexpr (G::kPairedSub) {
-    // Unit pair u = sub-blocks 2u, 2u + 1: their scales in the low and high int16 of each lane.
-    for (int u = 0; u < 8; ++u) {
-      __m256i s[2];
-      for (int k = 0; k < 2; ++k) s[k] = _mm256_blend_epi16(h[k].scales[2 * u], h[k].scales[2 * u + 1], 0xaa);
-      _mm512_store_si512(t.scales + u, join(s[0], s[1]));
-    }
-  } else {
-    // Every unit pair lies in one sub-block: its scale twice (KTile's layout), per unit pair.
-    constexpr int kPairsPerSub = G::kUnit == 0 ? 1 : 64 / KTraits<Block>::kSub / (2 * G::kUnit);
-    for (int u = 0; u < KTraits<Block>::kSub * kPairsPerSub; ++u) {
-      _mm512_store_si512(t.scales + u, join(h[0].scales[u / kPairsPerSub], h[1].scales[u / kPairsPerSub]));
-    }
+  // Sub-block j's scale: with VNNI units as an int32 lane (the scale's int16 with 0 above it, so
+  // vpdpwssd multiplies it by a partial that lies within int16 and adds nothing more), for the
+  // maddubs form as KTile's pair.
+  const __m256i low16 = _mm256_set1_epi32(G::kUnit > 0 ? 0xffff : -1);
+  for (int j = 0; j < KTraits<Block>::kSub; ++j) {
+    _mm512_store_si512(t.scales + j,
+                       join(_mm256_and_si256(h[0].scales[j], low16), _mm256_and_si256(h[1].scales[j], low16)));
   }
   std::memcpy(t.d, h[0].d, sizeof h[0].d);
   std::memcpy(t.d + 8, h[1].d, sizeof h[1].d);
   std::memcpy(t.dmin, h[0].dmin, sizeof h[0].dmin);
   std::memcpy(t.dmin + 8, h[1].dmin, sizeof h[1].dmin);
-}
-
-// Two int32 vectors whose lanes lie in int16 as the (low, high) int16 pair of each lane.
-inline __m512i pack_pairs(__m512i lo, __m512i hi) {
-  return _mm512_mask_blend_epi16(0xaaaaaaaa, lo, _mm512_slli_epi32(hi, 16));
 }
 
 inline __m512i bcast_pair16(const std::int16_t* p) {
@@ -132,22 +115,30 @@ inline void k16_block_sums(const KTile16& tile, const BlockQ8_K* const (&y)[T], 
   for (int t = 0; t < T; ++t) S[t] = _mm512_setzero_si512();
   if constexpr (G::kUnit > 0) {
     constexpr int kU = G::kUnit;
+    constexpr int kUnitsPerSub = 64 / Tr::kSub / kU;
+    __m512i S1[T];
+    for (int t = 0; t < T; ++t) S1[t] = _mm512_setzero_si512();
 #pragma GCC unroll 1
-    for (int u = 0; u < 64 / (2 * kU); ++u) {
-      const __m512i sc = _mm512_load_si512(tile.scales + u);
-      const __m512i* codes = tile.codes + 2 * kU * u;
+    for (int u = 0; u < 64 / kU; u += 2) {  // two units per step, into the chains S and S1
+      const __m512i sc0 = _mm512_load_si512(tile.scales + u / kUnitsPerSub);
+      const __m512i sc1 = _mm512_load_si512(tile.scales + (u + 1) / kUnitsPerSub);
+      const __m512i* codes = tile.codes + kU * u;
       __m512i p0[T], p1[T];
       for (int t = 0; t < T; ++t) p0[t] = p1[t] = _mm512_setzero_si512();
       for (int c = 0; c < kU; ++c) {
         const __m512i w0 = _mm512_load_si512(codes + c), w1 = _mm512_load_si512(codes + kU + c);
         for (int t = 0; t < T; ++t) {
-          const std::int8_t* a = y[t]->qs + 4 * (2 * kU * u + c);
+          const std::int8_t* a = y[t]->qs + 4 * (kU * u + c);
           p0[t] = _mm512_dpbusd_epi32(p0[t], w0, bcast4x16(a));
           p1[t] = _mm512_dpbusd_epi32(p1[t], w1, bcast4x16(a + 4 * kU));
         }
       }
-      for (int t = 0; t < T; ++t) S[t] = _mm512_dpwssd_epi32(S[t], pack_pairs(p0[t], p1[t]), sc);
+      for (int t = 0; t < T; ++t) {
+        S[t] = _mm512_dpwssd_epi32(S[t], p0[t], sc0);
+        S1[t] = _mm512_dpwssd_epi32(S1[t], p1[t], sc1);
+      }
     }
+    for (int t = 0; t < T; ++t) S[t] = _mm512_add_epi32(S[t], S1[t]);
   } else {
 #pragma GCC unroll 1
     for (int j = 0; j < Tr::kSub; ++j) {

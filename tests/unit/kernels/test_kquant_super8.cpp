@@ -95,7 +95,7 @@ std::vector<std::uint8_t> constant_q8_k(std::int64_t n, std::int8_t code) {
 
 // The GEMM of this ISA's table (MultiDot::gemm8: 8 rows on AVX2, 16 in zmm lanes on AVX-512)
 // against this ISA's own one-token kernel, bit for bit: 33 distinct rows (chunks of gemm_rows and a
-// chunk of one, so a row in the wrong lane fails), the adversarial rows in the first chunk, 14
+// chunk of one, so a row in the wrong lane fails), the adversarial rows in the first chunk, 12
 // tokens (groups of four and every tail), rows of 1 .. 17 super-blocks (every chain length and a
 // tail of the 8-super-block groups), and activations that reach the int16 bounds.
 TEST_P(KQuantSuper8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
