@@ -19,7 +19,8 @@ Steps (each skipped when its output exists, so an interrupted run resumes):
   =ROW" rows take the tensor bits/weight of llama.cpp's file ROW (the equal-size comparison).
 - Each row: `wisp ppl -m ROW -f eval.txt -c CTX --chunks CHUNKS --kl-base-logits base.logits
   --json` into OUT/rows/NAME.json, with the commands that made it in OUT/rows/NAME.cmd (a changed
-  command recomputes the row). Long steps run under `nice -n 19` (the machine is shared).
+  command recomputes the row). Long steps run under `nice -n 19` (the machine is shared; --nice N
+  sets N), and table.log gets each step's wall time, CPU-seconds and the load average around it.
   With --keep-logits each row's log-probabilities go to OUT/rows/NAME.logits too, and --paired A,B
   prints mean KL(A) - mean KL(B) with the 95% interval of the per-token differences (the same
   tokens, so much tighter than the two rows' own intervals side by side).
@@ -30,9 +31,11 @@ The llama-imatrix/llama-quantize binaries come from bench/build_llamacpp_tools (
 import argparse
 import json
 import os
+import resource
 import shlex
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,15 +85,72 @@ ROWS = {
                      ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--range-search"])),
     "tbpw-q3km-gptq-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --range-search`",
                           ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--range-search"])),
+    # 4096 calibration tokens, act order: the best WQ4 setting, at the K-quant mixes' sizes.
+    "tbpw-q4km-gptq-act-4k": ("wisp `--target-bpw` (= Q4_K_M imatrix size) `--gptq --act-order --range-search`, "
+                              "4096 calibration tokens",
+                              ("wisp", ["--target-bpw=llama-q4_k_m-imat", "--gptq", "--act-order", "--range-search",
+                                        "--calib-tokens=4096"])),
+    "tbpw-q3km-gptq-act-4k": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --act-order --range-search`, "
+                              "4096 calibration tokens",
+                              ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--act-order", "--range-search",
+                                        "--calib-tokens=4096"])),
+    "tbpw-q3ks-gptq-act-4k": ("wisp `--target-bpw` (= Q3_K_S imatrix size) `--gptq --act-order --range-search`, "
+                              "4096 calibration tokens",
+                              ("wisp", ["--target-bpw=llama-q3_k_s-imat", "--gptq", "--act-order", "--range-search",
+                                        "--calib-tokens=4096"])),
+    "wq3-gptq-rs-act-4k": ("wisp WQ3_G64 `--gptq --act-order --range-search`, 4096 calibration tokens",
+                           ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
+                                     "--calib-tokens=4096"])),
+    "wq3g32-gptq-rs-act-4k": ("wisp WQ3_G32 `--gptq --act-order --range-search`, 4096 calibration tokens",
+                              ("wisp", ["--type", "wq3_g32", "--gptq", "--act-order", "--range-search",
+                                        "--calib-tokens=4096"])),
+    "wq3-gptq-rs-act-4k-d0.1": ("wisp WQ3_G64 `--gptq --act-order --range-search --gptq-damp 0.1`, 4096 "
+                                "calibration tokens",
+                                ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
+                                          "--gptq-damp", "0.1", "--calib-tokens=4096"])),
+    "wq2-gptq-rs-act-8k": ("wisp WQ2_G64 `--gptq --act-order --range-search`, 8192 calibration tokens",
+                           ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
+                                     "--calib-tokens=8192"])),
+    "wq2g32-gptq-rs-act-4k": ("wisp WQ2_G32 `--gptq --act-order --range-search`, 4096 calibration tokens",
+                              ("wisp", ["--type", "wq2_g32", "--gptq", "--act-order", "--range-search",
+                                        "--calib-tokens=4096"])),
+    "wq2-gptq-rs-act-4k-d0.1": ("wisp WQ2_G64 `--gptq --act-order --range-search --gptq-damp 0.1`, 4096 "
+                                "calibration tokens",
+                                ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
+                                          "--gptq-damp", "0.1", "--calib-tokens=4096"])),
+    "wq2-gptq-rs-seq-act-4k": ("wisp WQ2_G64 `--gptq --gptq-sequential --act-order --range-search`, 4096 "
+                               "calibration tokens",
+                               ("wisp", ["--type", "wq2_g64", "--gptq", "--gptq-sequential", "--act-order",
+                                         "--range-search", "--calib-tokens=4096"])),
+    "tbpw-wq2-gptq-act-4k": ("wisp `--target-bpw` (= WQ2_G64 size) `--gptq --act-order --range-search`, 4096 "
+                             "calibration tokens",
+                             ("wisp", ["--target-bpw=wq2-gptq-rs-act-4k", "--gptq", "--act-order", "--range-search",
+                                       "--calib-tokens=4096"])),
 }
 
 
-def sh(cmd, log, nice=True):
-    cmd = (["nice", "-n", "19"] if nice else []) + cmd
+NICE = ["nice", "-n", "19"]  # --nice N replaces it
+
+
+def cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd, log, **kw):
+    """Runs cmd, appending its wall time and the load average before and after it to log (the machine is shared:
+    a time means little without the load it was taken under)."""
     with open(log, "a") as f:
         f.write("$ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
         f.flush()
-        subprocess.run(cmd, check=True, stdout=f, stderr=subprocess.STDOUT)
+        load0, t0, c0 = os.getloadavg()[0], time.time(), cpu_seconds()
+        subprocess.run(cmd, check=True, **({"stdout": f, "stderr": subprocess.STDOUT} | kw))
+        f.write(f"# {time.time() - t0:.0f} s wall, {cpu_seconds() - c0:.0f} CPU-s, load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after, "
+                f"{time.strftime('%H:%M UTC', time.gmtime())}\n")
+
+
+def sh(cmd, log, nice=True):
+    timed((NICE if nice else []) + cmd, log)
 
 
 def info(wisp, path):
@@ -197,7 +257,7 @@ def run(a):
     base = "base.logits"
     if not os.path.exists(base):
         with open("base.json", "w") as f:
-            subprocess.run(["nice", "-n", "19"] + score_cmd(a, src) + ["--save-logits", base], check=True, stdout=f)
+            subprocess.run(NICE + score_cmd(a, src) + ["--save-logits", base], check=True, stdout=f)
     for name in (a.rows.split(",") if a.rows else ROWS):
         label, how = ROWS[name]
         model, made_by = make_row(a, name, how, log)
@@ -209,7 +269,7 @@ def run(a):
         if os.path.exists(res) and os.path.exists(cmdf) and open(cmdf).read() == stamp:
             continue
         with open(res, "w") as f:
-            subprocess.run(["nice", "-n", "19"] + cmd, check=True, stdout=f, stderr=subprocess.DEVNULL)
+            timed(NICE + cmd, log, stdout=f, stderr=subprocess.DEVNULL)
         open(cmdf, "w").write(stamp)
         print(name, open(res).read().strip(), flush=True)
 
@@ -220,7 +280,7 @@ def summary(a):
     rows = []
     for name, (label, _) in ROWS.items():
         res = os.path.join("rows", name + ".json")
-        if not os.path.exists(res):
+        if not os.path.exists(os.path.join("rows", name + ".cmd")):  # not scored yet, or being scored now
             continue
         r = json.load(open(res))
         d = info(a.wisp, name + ".gguf")
@@ -249,6 +309,7 @@ def main():
     p.add_argument("--ctx", type=int, default=512)
     p.add_argument("--chunks", type=int, default=8)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--nice", type=int, default=19, help="niceness of the conversions and scoring runs")
     p.add_argument("--rows", help="comma-separated row names (default: all): " + ",".join(ROWS))
     p.add_argument("--out", required=True)
     p.add_argument("--summary", action="store_true")
@@ -256,6 +317,7 @@ def main():
     p.add_argument("--paired", metavar="ROW1,ROW2", help="the two rows' paired KL difference (rows scored with "
                    "--keep-logits)")
     a = p.parse_args()
+    NICE[2] = str(a.nice)
     if a.summary or a.paired:
         a.wisp = os.path.abspath(a.wisp)
         os.chdir(a.out)
