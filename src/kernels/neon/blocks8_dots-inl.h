@@ -1,7 +1,7 @@
-// wisp's own dot order for the 32-value types on NEON (DotKernel::dot_invariant), compiled into
-// the plain and the SDOT bundle like legacy_dots-inl.h; the scalar form, which these reproduce bit
-// for bit, and the order itself are described in dot_blocks8.cpp. Activations in
-// ActFormat::kQ8_0Split.
+// wisp's own dot order for the 32-value types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) on NEON
+// (DotKernel::dot_invariant), compiled into the plain and the SDOT bundle like legacy_dots-inl.h;
+// the scalar form, which these reproduce bit for bit, and the order itself are described in
+// dot_blocks8.cpp. Activations in ActFormat::kQ8_0Split.
 //
 // Per group of 8 blocks of one weight row: each block's integer dot is exact (in any grouping),
 // and the 8 block sums are reduced into two int32x4 (blocks 0-3, 4-7: the scalar form's lanes
@@ -14,6 +14,7 @@
 
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
+#include "kernels/neon/legacy_dots-inl.h"
 #include "kernels/neon/simd-inl.h"
 
 namespace wisp::kernels::neon {
@@ -48,7 +49,22 @@ inline int32x4_t q4_sums4(const std::uint8_t* const (&qs)[4], const std::int8_t*
                 q4_block_lanes(qs[3], a + 96));
 }
 
+// One 5-bit block's products in 4 int32 lanes (codes 0..31).
+inline int32x4_t q5_block_lanes(const std::uint8_t* qs, const std::uint8_t* qh, const std::int8_t* a) {
+  const Codes32 c = q5_codes(qs, qh);
+  return vdotq_s32(vdotq_s32(vdupq_n_s32(0), c.lo, vld1q_s8(a)), c.hi, vld1q_s8(a + 16));
+}
+
 #else
+
+// One 5-bit block's products in 4 int32 lanes: 8 int16 lanes of 4 products of a code <= 31 with
+// an activation code in [-128, 127] (<= 15872 in magnitude), widened in pairs.
+inline int32x4_t q5_block_lanes(const std::uint8_t* qs, const std::uint8_t* qh, const std::int8_t* a) {
+  const Codes32 c = q5_codes(qs, qh);
+  const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);
+  const int16x8_t p = vaddq_s16(vmull_s8(vget_low_s8(c.lo), vget_low_s8(a0)), vmull_high_s8(c.lo, a0));
+  return vpaddlq_s16(vaddq_s16(p, vaddq_s16(vmull_s8(vget_low_s8(c.hi), vget_low_s8(a1)), vmull_high_s8(c.hi, a1))));
+}
 
 // One 4-bit block's 32 products added in int16: 8 lanes of 4 products, each product of a code
 // <= 15 with an activation code in [-127, 127] at most 1905 in magnitude.
@@ -142,6 +158,25 @@ float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
     const std::uint8_t* const q[4] = {x[0].qs, x[1].qs, x[2].qs, x[3].qs};
     return q4_sums4(q, qs);
   });
+}
+
+// 4 consecutive 5-bit blocks' exact sums.
+template <class Block>
+inline int32x4_t q5_sums4(const Block* x, const std::int8_t* a) {
+  return sum4x4(q5_block_lanes(x[0].qs, x[0].qh, a), q5_block_lanes(x[1].qs, x[1].qh, a + 32),
+                q5_block_lanes(x[2].qs, x[2].qh, a + 64), q5_block_lanes(x[3].qs, x[3].qh, a + 96));
+}
+
+// Q5_0: the offset 16 through the activation sums, as Q4_0's 8.
+float dot_q5_0_blocks8(const void* w, const void* a, std::int64_t n) {
+  return blocks8_dot<BlockQ5_0, false>(w, a, n, [](const BlockQ5_0* x, const std::int8_t* qs, const std::int32_t* sum) {
+    return vsubq_s32(q5_sums4(x, qs), vshlq_n_s32(vld1q_s32(sum), 4));
+  });
+}
+
+float dot_q5_1_blocks8(const void* w, const void* a, std::int64_t n) {
+  return blocks8_dot<BlockQ5_1, true>(
+      w, a, n, [](const BlockQ5_1* x, const std::int8_t* qs, const std::int32_t*) { return q5_sums4(x, qs); });
 }
 
 float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n) {

@@ -40,6 +40,8 @@ constexpr Order kOrders[] = {
     {GgmlType::kBF16, kernels::scalar::dot_bf16_lanes8, ActFormat::kF32},
     {GgmlType::kQ4_0, kernels::scalar::dot_q4_0_blocks8, ActFormat::kQ8_0Split},
     {GgmlType::kQ4_1, kernels::scalar::dot_q4_1_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kQ5_0, kernels::scalar::dot_q5_0_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kQ5_1, kernels::scalar::dot_q5_1_blocks8, ActFormat::kQ8_0Split},
     {GgmlType::kQ8_0, kernels::scalar::dot_q8_0_blocks8, ActFormat::kQ8_0Split},
     {GgmlType::kQ2_K, kernels::scalar::dot_q2_k_super8, ActFormat::kQ8_K},
     {GgmlType::kQ3_K, kernels::scalar::dot_q3_k_super8, ActFormat::kQ8_K},
