@@ -7,9 +7,12 @@
 // lane i % 8, acc[i % 8] = fma(w_i, a_i, acc[i % 8]) in order of i (vfmaq_f32: fused, as
 // std::fma), and the result is hsum8(acc) (simd-inl.h, the scalar form's tree). The 8 lanes are
 // two float32x4 (lanes 0-3, 4-7); F16 (FCVTL) and BF16 (a 16-bit shift) widen to f32 exactly, so
-// the weight type only changes the load.
+// the weight type only changes the load. The tiled GEMM (float_gemm.h) runs tiles of rows x
+// tokens, each output its own pair of accumulators through the one-token kernel's operations, so
+// it gives the one-token kernel's bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -45,35 +48,105 @@ struct BF16Row {
   }
 };
 
+// y[t * y_stride + r] for r < R, t < T: weight row w + r * w_stride (bytes) with activation row
+// a + t * a_stride (floats), n values each. Every output is its own pair of accumulators going
+// through exactly the one-token kernel's operations (which is the 1 x 1 tile), so the tiles of
+// the GEMM and the one-token dot give the same bits.
+template <class W, int R, int T>
+void float_tile(const std::uint8_t* w, std::size_t w_stride, const float* a, std::size_t a_stride, std::int64_t n,
+                float* y, std::int64_t y_stride) {
+  using E = typename W::Elem;
+  const E* wr[R];
+  for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const E*>(w + r * w_stride);
+  Acc8 acc[R][T];
+  float32x4_t w_lo, w_hi;
+  const std::int64_t n8 = n & ~std::int64_t{7};
+  for (std::int64_t i = 0; i < n8; i += 8) {
+    float32x4_t a_lo[T], a_hi[T];
+    for (int t = 0; t < T; ++t) {
+      a_lo[t] = vld1q_f32(a + t * a_stride + i);
+      a_hi[t] = vld1q_f32(a + t * a_stride + i + 4);
+    }
+    for (int r = 0; r < R; ++r) {
+      W::load8(wr[r] + i, w_lo, w_hi);
+      for (int t = 0; t < T; ++t) {
+        acc[r][t].lo = vfmaq_f32(acc[r][t].lo, w_lo, a_lo[t]);
+        acc[r][t].hi = vfmaq_f32(acc[r][t].hi, w_hi, a_hi[t]);
+      }
+    }
+  }
+  if (n8 < n) {
+    // The tail as a zero-padded group: fma(0, 0, acc) leaves acc's value (the scalar form runs
+    // the same operations on the padding).
+    const auto rest = static_cast<std::size_t>(n - n8);
+    float32x4_t a_lo[T], a_hi[T];
+    for (int t = 0; t < T; ++t) {
+      float pad[8] = {};
+      std::memcpy(pad, a + t * a_stride + n8, rest * sizeof(float));
+      a_lo[t] = vld1q_f32(pad);
+      a_hi[t] = vld1q_f32(pad + 4);
+    }
+    for (int r = 0; r < R; ++r) {
+      E pad[8] = {};
+      std::memcpy(pad, wr[r] + n8, rest * sizeof(E));
+      W::load8(pad, w_lo, w_hi);
+      for (int t = 0; t < T; ++t) {
+        acc[r][t].lo = vfmaq_f32(acc[r][t].lo, w_lo, a_lo[t]);
+        acc[r][t].hi = vfmaq_f32(acc[r][t].hi, w_hi, a_hi[t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) y[t * y_stride + r] = hsum8(acc[r][t]);
+  }
+}
+
+// The one-token kernels (DotKernel::dot_invariant for the float types): a 1 x 1 tile.
 template <class W>
 float dot_lanes8(const void* w, const void* a, std::int64_t n) {
-  const auto* x = static_cast<const typename W::Elem*>(w);
-  const auto* y = static_cast<const float*>(a);
-  Acc8 acc;
-  float32x4_t w_lo, w_hi;
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    W::load8(x + i, w_lo, w_hi);
-    acc.lo = vfmaq_f32(acc.lo, w_lo, vld1q_f32(y + i));
-    acc.hi = vfmaq_f32(acc.hi, w_hi, vld1q_f32(y + i + 4));
-  }
-  if (i < n) {
-    // The tail as a zero-padded group: fma(0, 0, acc) is acc (acc starts at +0 and never becomes
-    // -0 under round-to-nearest).
-    typename W::Elem xt[8] = {};
-    float yt[8] = {};
-    std::memcpy(xt, x + i, static_cast<std::size_t>(n - i) * sizeof(typename W::Elem));
-    std::memcpy(yt, y + i, static_cast<std::size_t>(n - i) * sizeof(float));
-    W::load8(xt, w_lo, w_hi);
-    acc.lo = vfmaq_f32(acc.lo, w_lo, vld1q_f32(yt));
-    acc.hi = vfmaq_f32(acc.hi, w_hi, vld1q_f32(yt + 4));
-  }
-  return hsum8(acc);
+  float y;
+  float_tile<W, 1, 1>(static_cast<const std::uint8_t*>(w), 0, static_cast<const float*>(a), 0, n, &y, 0);
+  return y;
 }
 
 float dot_f32_lanes8(const void* w, const void* a, std::int64_t n) { return dot_lanes8<F32Row>(w, a, n); }
 float dot_f16_lanes8(const void* w, const void* a, std::int64_t n) { return dot_lanes8<F16Row>(w, a, n); }
 float dot_bf16_lanes8(const void* w, const void* a, std::int64_t n) { return dot_lanes8<BF16Row>(w, a, n); }
+
+using FloatTileFn = void (*)(const std::uint8_t* w, std::size_t w_stride, const float* a, std::size_t a_stride,
+                             std::int64_t n, float* y, std::int64_t y_stride);
+
+// Tiles of up to 4 rows x 2 tokens: 16 accumulator registers, 4 activation and 2 weight ones of
+// NEON's 32. kTiles<W>[r - 1][t - 1] is the tile of r x t outputs.
+constexpr int kTileRows = 4, kTileToks = 2;
+template <class W>
+constexpr FloatTileFn kTiles[kTileRows][kTileToks] = {
+    {float_tile<W, 1, 1>, float_tile<W, 1, 2>},
+    {float_tile<W, 2, 1>, float_tile<W, 2, 2>},
+    {float_tile<W, 3, 1>, float_tile<W, 3, 2>},
+    {float_tile<W, 4, 1>, float_tile<W, 4, 2>},
+};
+
+// The GEMM over rows [0, n_rows) and tokens [0, n_tok) (float_gemm.h): y[t * y_stride + r] = the
+// one-token kernel's value for row r and token t. One token (decode): eight rows per tile, eight
+// independent pairs of FMA chains instead of the one-token kernel's one.
+template <class W>
+void float_gemm(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_rows, const float* a, std::size_t a_stride,
+                std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride) {
+  std::int64_t r0 = 0;
+  if (n_tok == 1) {
+    for (; r0 + 8 <= n_rows; r0 += 8)
+      float_tile<W, 8, 1>(w + r0 * w_stride, w_stride, a, a_stride, n, y + r0, y_stride);
+  }
+  for (std::int64_t t = 0; t < n_tok; t += kTileToks) {
+    const int tt = static_cast<int>(n_tok - t < kTileToks ? n_tok - t : kTileToks);
+    for (std::int64_t r = r0; r < n_rows; r += kTileRows) {
+      const int rr = static_cast<int>(n_rows - r < kTileRows ? n_rows - r : kTileRows);
+      kTiles<W>[rr - 1][tt - 1](w + r * w_stride, w_stride, a + t * a_stride, a_stride, n, y + t * y_stride + r,
+                                y_stride);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace wisp::kernels::neon

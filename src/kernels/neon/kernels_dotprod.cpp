@@ -21,8 +21,11 @@
 
 namespace wisp::kernels {
 
-// The rest of the bundle (multi-output dots, activation quantizers, ggml's 16-lane float paths)
-// keeps the scalar references: NEON has no forms of its own yet.
-void neon_dotprod_kernels(IsaKernels& k) { k.dots = neon_dotprod_dots(&k.n_dots); }
+// The rest of the bundle (the quantized types' multi-output dots, activation quantizers, ggml's
+// 16-lane float paths) keeps the scalar references: NEON has no forms of its own yet.
+void neon_dotprod_kernels(IsaKernels& k) {
+  k.dots = neon_dotprod_dots(&k.n_dots);
+  k.float_gemms = float_gemms(&k.n_float_gemms);
+}
 
 }  // namespace wisp::kernels

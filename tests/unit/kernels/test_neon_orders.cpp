@@ -18,6 +18,7 @@
 #include "formats/half.h"
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
+#include "kernels/float_gemm.h"
 #include "invariant_order_checks.h"
 #include "random_blocks.h"
 
@@ -132,6 +133,52 @@ TEST_P(NeonOrders, EqualTheScalarFormsTheX86KernelsEqualBitForBit) {
           o.type, isa_name(isa), k->dot_invariant, o.scalar_form, {n},
           [&](std::int64_t m) { return act_rows(o.act, m, rng); }, rng);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The float types' tiled GEMM against the one-token kernel, every output bit for bit: rows 1 .. 19
+// and 37 (tiles of 4 rows, and of 8 for one token), tokens 1 .. 5, 7 and 9 (tiles of 2), rows of
+// 5, 64 and 203 values (a tail of the 8 lanes), strides past the rows' ends, nothing written
+// outside the outputs.
+TEST_P(NeonOrders, FloatGemmEqualsTheOneTokenKernelBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::mt19937 rng(79);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16}) {
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), isa);
+    ASSERT_NE(k, nullptr);
+    const kernels::FloatGemmFn gemm = kernels::find_float_gemm(*k);
+    ASSERT_NE(gemm, nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
+    for (std::int64_t n : {5, 64, 203}) {
+      const std::int64_t max_rows = 37, max_tok = 9;
+      const std::size_t packed_bytes = block_type(type).row_bytes(n), row_bytes = packed_bytes + 6;
+      const auto packed = test::random_matrix(type, max_rows, n, rng);
+      std::vector<std::uint8_t> w(row_bytes * max_rows);
+      for (std::int64_t r = 0; r < max_rows; ++r)
+        std::memcpy(w.data() + r * row_bytes, packed.data() + r * packed_bytes, packed_bytes);
+      const std::size_t a_stride = static_cast<std::size_t>(n) + 3;
+      std::vector<float> a(a_stride * max_tok);
+      for (auto& v : a) v = normal(rng);
+      std::vector<std::int64_t> row_counts{37};
+      for (std::int64_t r = 1; r <= 19; ++r) row_counts.push_back(r);
+      for (std::int64_t rows : row_counts) {
+        for (std::int64_t n_tok : {1, 2, 3, 4, 5, 7, 9}) {
+          const std::int64_t y_stride = rows + 2;
+          std::vector<float> y(static_cast<std::size_t>(y_stride * n_tok), -1.0f);
+          gemm(w.data(), row_bytes, rows, a.data(), a_stride, n_tok, n, y.data(), y_stride);
+          for (std::int64_t t = 0; t < n_tok; ++t) {
+            for (std::int64_t r = 0; r < rows; ++r) {
+              const float want = k->dot_invariant(w.data() + r * row_bytes, a.data() + t * a_stride, n);
+              ASSERT_EQ(std::bit_cast<std::uint32_t>(y[t * y_stride + r]), std::bit_cast<std::uint32_t>(want))
+                  << block_type(type).name << " " << isa_name(isa) << " n=" << n << " rows " << rows << " tokens "
+                  << n_tok << ": row " << r << " token " << t;
+            }
+            for (std::int64_t r = rows; r < y_stride; ++r) ASSERT_EQ(y[t * y_stride + r], -1.0f) << "wrote past row";
+          }
+        }
+      }
     }
   }
 }
