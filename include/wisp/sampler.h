@@ -2,7 +2,7 @@
 // with its default sampler list, minus the filters wisp does not have yet: DRY, typical-p, XTC,
 // top-n-sigma):
 //
-//   penalties -> top-k -> top-p -> min-p -> temperature -> draw
+//   logit bias -> penalties -> top-k -> top-p -> min-p -> temperature -> draw
 //
 // so the same settings truncate the same candidates as llama.cpp. Temperature comes after the
 // truncation: it reshapes the distribution among the survivors but does not change which tokens
@@ -28,6 +28,13 @@ namespace wisp {
 
 struct Candidates;  // sample/candidates.h (internal)
 
+// A bias added to one token's logit before anything else in the chain (OpenAI's and llama.cpp's
+// logit_bias); -infinity bans the token.
+struct LogitBias {
+  std::int32_t token = 0;
+  float bias = 0.0f;
+};
+
 // Settings of the chain. Defaults are llama.cpp's (common_params_sampling), so a user who moves
 // between the two tools gets the same behaviour from the same flags.
 struct SamplerParams {
@@ -44,8 +51,12 @@ struct SamplerParams {
 
   std::uint64_t seed = 0;  // seeds the sampler's own RNG; same seed + settings + logits = same tokens
 
+  // Added to the logits first, before the penalties (a token listed twice gets both biases).
+  std::vector<LogitBias> logit_bias;
+
   // Throws wisp::Error naming the setting and the accepted range when a value is out of range
-  // (NaN, top_p outside (0, 1], min_p outside [0, 1], repeat_penalty <= 0).
+  // (NaN, top_p outside (0, 1], min_p outside [0, 1], repeat_penalty <= 0, a logit bias that is
+  // NaN or +infinity or names a negative token id).
   void validate() const;
 };
 
@@ -60,7 +71,8 @@ class Sampler {
   // Runs the chain over `logits` (one per vocabulary entry) and returns the chosen token id.
   // Does not record the token: call accept() with the token actually used (llama.cpp's split, so
   // prompt tokens can be fed to the penalty history too). Throws wisp::Error on empty logits, a NaN
-  // or +inf logit, all -inf logits, or a history token outside the vocabulary.
+  // or +inf logit, all -inf logits (before or after the logit biases), or a history or logit-bias
+  // token outside the vocabulary.
   std::int32_t sample(std::span<const float> logits);
   // The distribution sample() would draw from, as one probability per vocabulary entry (0 for the
   // filtered-out tokens; greedy puts all the mass on the argmax). Does not draw or record.

@@ -5,6 +5,7 @@
 
 #include "sample/draw.h"
 #include "sample/filters.h"
+#include "sample/logit_bias.h"
 #include "sample/penalties.h"
 
 namespace wisp {
@@ -32,11 +33,12 @@ Sampler::~Sampler() = default;
 Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;
 
-// The chain up to the draw: penalties, then (unless greedy) the truncation filters and the
-// temperature, leaving the survivors in s.cand.
+// The chain up to the draw: the logit biases, the penalties, then (unless greedy) the truncation
+// filters and the temperature, leaving the survivors in s.cand.
 void Sampler::filter(std::span<const float> logits) {
   Impl& s = *impl_;
   s.cand.assign(logits);
+  if (!s.params.logit_bias.empty()) apply_logit_bias(s.cand, s.params.logit_bias);
   apply_penalties(s.cand, s.history,
                   PenaltyParams{s.params.repeat_penalty, s.params.frequency_penalty, s.params.presence_penalty});
   if (s.params.temperature <= 0.0f) return;

@@ -1,6 +1,7 @@
 #include "sample/sampler_params.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "wisp/error.h"
@@ -18,6 +19,11 @@ void SamplerParams::validate() const {
   if (!(top_p > 0.0f && top_p <= 1.0f)) bad("top_p", top_p, "0 < top_p <= 1 (1 = off)");
   if (!(min_p >= 0.0f && min_p <= 1.0f)) bad("min_p", min_p, "0 <= min_p <= 1 (0 = off)");
   if (!std::isfinite(temperature)) bad("temperature", temperature, "a finite number (<= 0 = greedy)");
+  for (const LogitBias& b : logit_bias) {
+    if (b.token < 0) throw Error("sampler: logit_bias names token " + std::to_string(b.token) + ", not a token id");
+    if (std::isnan(b.bias) || b.bias == std::numeric_limits<float>::infinity())
+      bad("logit_bias", b.bias, "a number or -infinity (a ban)");
+  }
 }
 
 }  // namespace wisp

@@ -1,5 +1,6 @@
 #include "serve/api.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -253,10 +254,34 @@ GenerationSpec parse_common(const json& body, const ApiContext& ctx, Endpoint en
     spec.include_usage = Fields(*so, "stream_options").boolean("include_usage").value_or(false);
   }
 
-  // Known fields not supported yet: refused rather than silently ignored.
+  // {"token id": bias in [-100, 100]}, as OpenAI takes it; false bans the token (llama-server's
+  // extension). Every id is checked here: a bad one must not reach the scheduler mid-batch.
   if (const json* lb = f.get("logit_bias")) {
     if (!lb->is_object()) f.wrong_type("logit_bias", "an object", *lb);
-    if (!lb->empty()) throw invalid_request("logit_bias", "'logit_bias' is not supported yet", "unsupported");
+    const std::size_t n_vocab = ctx.tokenizer->n_vocab();
+    std::size_t banned = 0;
+    std::vector<bool> is_banned(lb->empty() ? 0 : n_vocab, false);
+    for (const auto& [key, value] : lb->items()) {
+      const std::string param = "logit_bias." + key;
+      std::uint64_t id = 0;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (key.empty() || ec != std::errc() || end != key.data() + key.size() || id >= n_vocab) {
+        throw invalid_request("logit_bias", "'logit_bias' keys are token ids from 0 to " + std::to_string(n_vocab - 1) +
+                                                ", got '" + key + "'");
+      }
+      float bias = 0.0f;
+      if (value.is_boolean() && !value.get<bool>()) {
+        bias = -INFINITY;
+      } else if (value.is_number() && value.get<double>() >= -100.0 && value.get<double>() <= 100.0) {
+        bias = value.get<float>();
+      } else {
+        const std::string got = value.is_number() ? value.dump() : type_name(value);
+        throw invalid_request(param, "'" + param + "' must be a number from -100 to 100 (or false: a ban), got " + got);
+      }
+      if (bias == -INFINITY && !is_banned[id]) is_banned[id] = true, ++banned;
+      p.sampling.logit_bias.push_back({static_cast<std::int32_t>(id), bias});
+    }
+    if (banned == n_vocab) throw invalid_request("logit_bias", "'logit_bias' bans every token of the vocabulary");
   }
   if (auto v = f.integer("best_of", 1, 64)) {
     if (static_cast<std::size_t>(*v) != spec.n && *v != 1) {

@@ -84,6 +84,12 @@ json sampling_properties(bool chat, std::size_t max_n) {
       {"repeat_penalty", number(1e-6, 100, "llama.cpp's repetition penalty; default 1 (off)")},
       {"repeat_last_n", integer(0, kMaxPenaltyWindow, "tokens the penalties look at; default 64")},
       {"seed", integer(kInt64Min, kInt64Max, "the same seed and settings give the same text; choice i uses seed + i")},
+      {"logit_bias", nullable({{"type", "object"},
+                               {"propertyNames", {{"pattern", "^[0-9]+$"}}},
+                               {"additionalProperties", {{"type", "number"}, {"minimum", -100}, {"maximum", 100}}},
+                               {"description",
+                                "token id -> bias added to its logit before sampling (-100 .. 100; false bans the "
+                                "token)"}})},
       {"stop",
        {{"nullable", true},
         {"oneOf", json::array({{{"type", "string"}, {"minLength", 1}},

@@ -28,6 +28,26 @@ def test_completion_token_ids_prompt(client, server):
     assert a.usage.prompt_tokens == len(ids)
 
 
+def test_logit_bias_forces_and_bans_tokens(client, server):
+    the = server.post("/tokenize", {"content": " the"}).json()["tokens"]
+    assert len(the) == 1
+    forced = client.completions.create(model="m", prompt=PROMPT, max_tokens=4, temperature=0,
+                                       logit_bias={str(the[0]): 100})
+    assert forced.choices[0].text == " the" * 4
+    plain = client.completions.create(model="m", prompt=PROMPT, max_tokens=6, temperature=0).choices[0].text
+    first = server.post("/tokenize", {"content": plain}).json()["tokens"][0]
+    banned = client.completions.create(model="m", prompt=PROMPT, max_tokens=6, temperature=0,
+                                       logit_bias={str(first): -100}).choices[0].text
+    assert banned != plain
+    # false is a ban too (llama-server's spelling), through the chat route and sampling alike
+    r = server.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "Say the word the."}],
+                                             "max_tokens": 8, "temperature": 1, "seed": 3, "logprobs": True,
+                                             "logit_bias": {str(the[0]): False}})
+    assert r.status == 200, r.text
+    pieces = [t["token"] for t in r.json()["choices"][0]["logprobs"]["content"]]
+    assert len(pieces) > 0 and " the" not in pieces
+
+
 def test_completion_streamed_equals_whole(client):
     whole = client.completions.create(model="m", prompt="Once upon a time", max_tokens=20, temperature=0)
     chunks = list(client.completions.create(model="m", prompt="Once upon a time", max_tokens=20, temperature=0,

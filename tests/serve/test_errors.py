@@ -50,6 +50,13 @@ def still_serving(server):
     (COMP, {"prompt": "x", "logprobs": 50}, "logprobs"),
     (COMP, {"prompt": "x", "logprobs": True}, "logprobs"),
     (COMP, {"prompt": "x", "stream_options": 3}, "stream_options"),
+    (COMP, {"prompt": "x", "logit_bias": [1, 2]}, "logit_bias"),
+    (COMP, {"prompt": "x", "logit_bias": {"abc": 1}}, "logit_bias"),
+    (COMP, {"prompt": "x", "logit_bias": {"-3": 1}}, "logit_bias"),
+    (COMP, {"prompt": "x", "logit_bias": {"49152": 1}}, "logit_bias"),  # SmolLM2's vocabulary: 0 .. 49151
+    (COMP, {"prompt": "x", "logit_bias": {"5": 101}}, "logit_bias.5"),
+    (COMP, {"prompt": "x", "logit_bias": {"5": "up"}}, "logit_bias.5"),
+    (COMP, {"prompt": "x", "logit_bias": {"5": True}}, "logit_bias.5"),
     (COMP, {"prompt": 5}, "prompt"),
     (COMP, {"prompt": ""}, "prompt"),
     (COMP, {"prompt": []}, "prompt"),

@@ -1,6 +1,8 @@
 #include "generation_flags.h"
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -41,6 +43,37 @@ void add_model_flags(CommandLine& cl, ModelFlags& f) {
           "default: one order for every token, so results never depend on batching");
 }
 
+std::vector<LogitBias> parse_logit_biases(std::string_view text) {
+  std::vector<LogitBias> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, comma - at);
+    const std::size_t sign = item.find_first_of("+-");
+    auto bad = [&] {
+      return Error("'" + std::string(item) + "' is not TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1.5, 2-inf)");
+    };
+    if (sign == std::string_view::npos || sign == 0) throw bad();
+    std::int32_t id = 0;
+    const auto [id_end, id_ec] = std::from_chars(item.data(), item.data() + sign, id);
+    if (id_ec != std::errc() || id_end != item.data() + sign || id < 0) throw bad();
+    const std::string_view number = item.substr(sign + 1);
+    float bias = 0.0f;
+    if (number == "inf") {
+      bias = INFINITY;
+    } else {
+      const auto [b_end, b_ec] = std::from_chars(number.data(), number.data() + number.size(), bias);
+      if (number.empty() || b_ec != std::errc() || b_end != number.data() + number.size() || !std::isfinite(bias))
+        throw bad();
+    }
+    if (item[sign] == '-') bias = -bias;
+    if (bias == INFINITY) throw Error("'" + std::string(item) + "': a bias of +inf would make every sample that token");
+    out.push_back({id, bias});
+    at = comma + 1;
+  }
+  return out;
+}
+
 void add_sampling_flags(CommandLine& cl, SamplingFlags& f) {
   SamplerParams& p = f.params;
   cl.option("--temp", p.temperature).value_name("T").help("temperature; 0 = greedy").group("sampling");
@@ -69,6 +102,12 @@ void add_sampling_flags(CommandLine& cl, SamplingFlags& f) {
       .value_name("X")
       .help("subtract X once if the token occurred")
       .group("sampling");
+  cl.converted("-l,--logit-bias", p.logit_bias, parse_logit_biases)
+      .value_name("ID+B,...")
+      .group("sampling")
+      .help(
+          "add B to token ID's logit before the rest of the chain, as llama.cpp's -l (e.g. 15043+1.5, 2-inf bans "
+          "token 2); several comma-separated");
   cl.option("-s,--seed", f.seed)
       .value_name("N")
       .help("sampler seed; the same seed and settings give the same text (default: random)")

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "command_line.h"
 #include "sample/sampler_params.h"
@@ -26,6 +28,10 @@ struct SamplingFlags {
   SamplerParams params;  // every field but the seed comes from its flag, defaults as SamplerParams has them
   std::optional<std::uint64_t> seed;
 };
+
+// "ID+B,ID-B,..." (llama.cpp's -l spelling, several comma-separated; "-inf" bans) as logit biases;
+// a wisp::Error names the item that is not one.
+std::vector<LogitBias> parse_logit_biases(std::string_view text);
 
 void add_model_flags(CommandLine& cl, ModelFlags& f);
 void add_sampling_flags(CommandLine& cl, SamplingFlags& f);
