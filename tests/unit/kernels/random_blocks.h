@@ -164,4 +164,29 @@ inline std::vector<std::vector<std::uint8_t>> activation_rows(kernels::ActFormat
   return out;
 }
 
+// kQ8_0Split rows of raw codes the quantizer reaches only at its bounds, appended to `out`: random
+// in [code_min, 127], all +127, all -127, each with random f16-exact block scales and the code
+// sums and Q8_1 sums (s = d * sum, rounded through f16) that belong to those codes.
+inline void append_raw_split_rows(std::vector<std::vector<std::uint8_t>>& out, std::int64_t n, std::mt19937& rng,
+                                  int code_min = -127) {
+  const std::size_t bytes = kernels::act_row_bytes(kernels::ActFormat::kQ8_0Split, n);
+  std::uniform_int_distribution<int> code(code_min, 127);
+  std::uniform_real_distribution<float> scale(1e-4f, 1.0f);
+  for (int kind = 0; kind < 3; ++kind) {
+    out.emplace_back(bytes);
+    auto* qs = reinterpret_cast<std::int8_t*>(out.back().data());
+    auto* d = reinterpret_cast<float*>(qs + n);
+    auto* sum = reinterpret_cast<std::int32_t*>(d + n / 32);
+    auto* s = reinterpret_cast<float*>(sum + n / 32);
+    for (std::int64_t i = 0; i < n; ++i)
+      qs[i] = static_cast<std::int8_t>(kind == 0 ? code(rng) : kind == 1 ? 127 : -127);
+    for (std::int64_t b = 0; b < n / 32; ++b) {
+      d[b] = f16_to_f32(f32_to_f16(scale(rng)));
+      sum[b] = 0;
+      for (int j = 0; j < 32; ++j) sum[b] += qs[b * 32 + j];
+      s[b] = f16_to_f32(f32_to_f16(d[b] * static_cast<float>(sum[b])));
+    }
+  }
+}
+
 }  // namespace wisp::test

@@ -47,33 +47,8 @@ DotFn scalar_form(GgmlType t) {
 // Split rows: from the quantizer (normal values, a constant, tiny values with one outlier), and
 // raw codes (random in [-127, 127], and all +-127, the integer bounds) with random scales.
 std::vector<std::vector<std::uint8_t>> split_rows(std::int64_t n, std::mt19937& rng) {
-  std::vector<std::vector<std::uint8_t>> out;
-  const std::size_t bytes = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int kind = 0; kind < 3; ++kind) {
-    std::vector<float> x(static_cast<std::size_t>(n));
-    for (auto& v : x) v = kind == 0 ? normal(rng) : kind == 1 ? -0.75f : normal(rng) * 1e-3f;
-    if (kind == 2) x[static_cast<std::size_t>(n / 2)] = 1e4f;
-    out.emplace_back(bytes);
-    kernels::convert_act_row(ActFormat::kQ8_0Split, x.data(), out.back().data(), n);
-  }
-  std::uniform_int_distribution<int> code(-127, 127);
-  std::uniform_real_distribution<float> scale(1e-4f, 1.0f);
-  for (int kind = 0; kind < 3; ++kind) {
-    out.emplace_back(bytes);
-    auto* qs = reinterpret_cast<std::int8_t*>(out.back().data());
-    auto* d = reinterpret_cast<float*>(qs + n);
-    auto* sum = reinterpret_cast<std::int32_t*>(d + n / 32);
-    auto* ss = reinterpret_cast<float*>(sum + n / 32);
-    for (std::int64_t i = 0; i < n; ++i)
-      qs[i] = static_cast<std::int8_t>(kind == 0 ? code(rng) : kind == 1 ? 127 : -127);
-    for (std::int64_t b = 0; b < n / 32; ++b) {
-      d[b] = f16_to_f32(f32_to_f16(scale(rng)));
-      sum[b] = 0;
-      for (int j = 0; j < 32; ++j) sum[b] += qs[b * 32 + j];
-      ss[b] = f16_to_f32(f32_to_f16(d[b] * static_cast<float>(sum[b])));
-    }
-  }
+  std::vector<std::vector<std::uint8_t>> out = test::activation_rows(ActFormat::kQ8_0Split, n, rng);
+  test::append_raw_split_rows(out, n, rng);
   return out;
 }
 
