@@ -113,6 +113,7 @@ int cmd_chat(int argc, char** argv) {
   SamplerParams sp = sampler_params_from_flags(flags.sampling, &seed_note);
 
   LoadedModel lm = load_model_from_flags(flags.model);
+  check_logit_bias_tokens(sp, *lm.model);
   const GgufFile& file = detail::model_state(*lm.model).file;
   Tokenizer tokenizer = Tokenizer::from_gguf(file);
 

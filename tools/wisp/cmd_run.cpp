@@ -75,6 +75,7 @@ int cmd_run(int argc, char** argv) {
   SamplerParams sp = sampler_params_from_flags(flags.sampling, &seed_note);
 
   LoadedModel lm = load_model_from_flags(flags.model);
+  check_logit_bias_tokens(sp, *lm.model);
   Tokenizer tokenizer = Tokenizer::from_gguf(detail::model_state(*lm.model).file);
   std::vector<TokenId> ids = tokenizer.tokenize(prompt, {.add_special = true, .parse_special = !flags.no_special});
   if (ids.empty()) throw UsageError("the prompt gives no tokens");

@@ -74,6 +74,16 @@ std::vector<LogitBias> parse_logit_biases(std::string_view text) {
   return out;
 }
 
+void check_logit_bias_tokens(const SamplerParams& p, const Model& model) {
+  const std::int64_t n_vocab = model.info().n_vocab;
+  for (const LogitBias& b : p.logit_bias) {
+    if (b.token >= n_vocab) {
+      throw UsageError("--logit-bias: token " + std::to_string(b.token) + " is outside the model's vocabulary (0 .. " +
+                       std::to_string(n_vocab - 1) + ")");
+    }
+  }
+}
+
 void add_sampling_flags(CommandLine& cl, SamplingFlags& f) {
   SamplerParams& p = f.params;
   cl.option("--temp", p.temperature).value_name("T").help("temperature; 0 = greedy").group("sampling");

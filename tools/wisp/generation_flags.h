@@ -33,6 +33,10 @@ struct SamplingFlags {
 // a wisp::Error names the item that is not one.
 std::vector<LogitBias> parse_logit_biases(std::string_view text);
 
+// Once the model is known: a --logit-bias token outside its vocabulary is a UsageError naming it
+// (before anything is evaluated, not at the first sample).
+void check_logit_bias_tokens(const SamplerParams& p, const Model& model);
+
 void add_model_flags(CommandLine& cl, ModelFlags& f);
 void add_sampling_flags(CommandLine& cl, SamplingFlags& f);
 

@@ -1,5 +1,6 @@
 // `-l/--logit-bias` of wisp run and wisp chat, spelled as llama.cpp's -l: a malformed item is a
-// usage error (exit 2) naming it, caught before the model loads; a +100 bias forces its token
+// usage error (exit 2) naming it, caught before the model loads, and so is a token outside the
+// model's vocabulary, before anything is evaluated; a +100 bias forces its token
 // (every generated token is it), and a ban (-inf) of the greedy first token changes the answer.
 #include <gtest/gtest.h>
 
@@ -19,6 +20,17 @@ TEST(LogitBiasFlag, AMalformedItemIsAUsageErrorNamingIt) {
     const auto r = run_wisp(std::string("run -m /nonexistent.gguf -p hi --logit-bias '") + bad + "'");
     EXPECT_EQ(r.status, 2) << bad << ": " << r.all();
     EXPECT_NE(r.all().find("--logit-bias"), std::string::npos) << bad << ": " << r.all();
+  }
+}
+
+TEST(LogitBiasFlag, ATokenOutsideTheVocabularyIsAUsageErrorBeforeEvaluation) {
+  if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "model not found: " << kModel;
+  for (const char* cmd : {"run -p hi", "chat"}) {
+    const auto r = run_wisp(std::string(cmd) + " -m " + kModel + " -t 1 --logit-bias 49152+1", "hello\n");
+    EXPECT_EQ(r.status, 2) << cmd << ": " << r.all();
+    EXPECT_NE(r.all().find("--logit-bias: token 49152 is outside the model's vocabulary (0 .. 49151)"),
+              std::string::npos)
+        << cmd << ": " << r.all();
   }
 }
 
