@@ -52,7 +52,7 @@ struct SamplerParams {
   std::uint64_t seed = 0;  // seeds the sampler's own RNG; same seed + settings + logits = same tokens
 
   // Added to the logits first, before the penalties (a token listed twice gets both biases).
-  std::vector<LogitBias> logit_bias;
+  std::vector<LogitBias> logit_bias = {};
 
   // Throws wisp::Error naming the setting and the accepted range when a value is out of range
   // (NaN, top_p outside (0, 1], min_p outside [0, 1], repeat_penalty <= 0, a logit bias that is
