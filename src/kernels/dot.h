@@ -130,6 +130,11 @@ float dot_q6_k_super8(const void* w, const void* a, std::int64_t n);
 float dot_iq4_nl_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_mxfp4_blocks8(const void* w, const void* a, std::int64_t n);
 float dot_iq4_xs_super8(const void* w, const void* a, std::int64_t n);
+// wisp's integer order for its WQ types (dot_wq_blocks8.cpp), the scalar form of their x86
+// dot_invariant kernels: activations in ActFormat::kQ8_0Split; per 32-value activation block b
+// (in the WQ group g) the exact isum_b = sum(q a) - z_g sum(a), lane b % 8 takes
+// acc = fma(float(isum_b), s_g * d_b, acc), folded as hsum8(acc). nullptr if `type_id` is not WQ.
+DotFn dot_wq_blocks8_form(std::uint32_t type_id);
 // ggml's tiled K-quant GEMM (batches of 8+ tokens).
 float dot_q2_k_tiled(const void* w, const void* a, std::int64_t n);
 float dot_q3_k_tiled(const void* w, const void* a, std::int64_t n);

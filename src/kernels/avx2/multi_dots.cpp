@@ -4,6 +4,7 @@
 #include "kernels/x86/codebook8_gemm-inl.h"
 #include "kernels/x86/kquant_super8_gemm-inl.h"
 #include "kernels/x86/multi_dots-inl.h"
+#include "kernels/x86/wq_blocks8_gemm-inl.h"
 #include "kernels/x86/wq_multi_dots-inl.h"
 
 #define WISP_MULTI_TABLE avx2_multi_dots

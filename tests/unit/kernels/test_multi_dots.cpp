@@ -53,7 +53,7 @@ kernels::DotFn invariant_scalar_form(GgmlType t) {
     case GgmlType::kIQ4_NL: return kernels::scalar::dot_iq4_nl_blocks8;
     case GgmlType::kMXFP4: return kernels::scalar::dot_mxfp4_blocks8;
     case GgmlType::kIQ4_XS: return kernels::scalar::dot_iq4_xs_super8;
-    default: return nullptr;
+    default: return kernels::scalar::dot_wq_blocks8_form(static_cast<std::uint32_t>(t));  // null unless WQ
   }
 }
 kernels::ActFormat invariant_act(GgmlType t) {
@@ -220,8 +220,10 @@ TEST(MultiDots, Gemm8EqualsTheOneTokenKernelBitForBit) {
       const bool k_quant = info.block_elems == kQK_K;
       for (std::int64_t n : k_quant ? std::vector<std::int64_t>{256, 768, 2048, 2304, 4352, 8192}
                                     : std::vector<std::int64_t>{32, 64, 96, 256, 288, 576, 2048, 8192}) {
+        if (n % info.block_elems != 0) continue;  // WQ_G64 / G128: whole groups only
         // 8 rows: 4 random, then the 4 adversarial ones (edge scales, all-0x00 and all-0xff codes).
         auto w = test::random_matrix(type, 4, n, rng);
+        if (is_wq_type(m.weight_type)) fix_wq_headers(m.weight_type, w, rng);
         const auto adv = adversarial_rows(m.weight_type, n, rng);
         w.insert(w.end(), adv.begin(), adv.end());
         const std::size_t w_stride = info.row_bytes(n);

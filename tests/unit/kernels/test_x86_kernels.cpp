@@ -22,6 +22,7 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "random_blocks.h"
+#include "random_wq.h"
 #include "wisp/error.h"
 
 namespace wisp {
@@ -68,32 +69,6 @@ TEST(X86Kernels, NewKQuantsEqualScalarBitForBit) {
   }
 }
 
-// WQ weight rows (FORMAT.md blocks): random planes and zero-points with moderate scales, edge scales
-// (zero, subnormal, largest half, negative), and planes of all 0x00 / all 0xff with z at 0 / max.
-std::vector<std::vector<std::uint8_t>> wq_weights(int bits, int group, std::int64_t n, std::mt19937& rng) {
-  const std::size_t bb = wq_block_bytes(bits, group);
-  const auto groups = static_cast<std::size_t>(n / group);
-  std::uniform_int_distribution<int> byte(0, 255), zero(0, (1 << bits) - 1);
-  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
-  constexpr std::uint16_t kEdge[] = {0x0000, 0x0001, 0x7bff, 0xa000, 0x3c00};
-  std::vector<std::vector<std::uint8_t>> out;
-  for (int kind = 0; kind < 4; ++kind) {
-    std::vector<std::uint8_t> w(bb * groups);
-    for (std::size_t g = 0; g < groups; ++g) {
-      std::uint8_t* blk = w.data() + g * bb;
-      const std::uint16_t s = kind == 1 ? kEdge[g % 5] : f32_to_f16(scale(rng));
-      std::memcpy(blk, &s, 2);
-      blk[2] = static_cast<std::uint8_t>(kind == 2 ? 0 : kind == 3 ? (1 << bits) - 1 : zero(rng));
-      blk[3] = 0;
-      for (std::size_t j = kWqHeaderBytes; j < bb; ++j) {
-        blk[j] = kind == 2 ? 0xff : kind == 3 ? 0x00 : static_cast<std::uint8_t>(byte(rng));
-      }
-    }
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
 TEST(X86Kernels, WqDotsEqualScalarBitForBit) {
   std::mt19937 rng(17);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -114,7 +89,7 @@ TEST(X86Kernels, WqDotsEqualScalarBitForBit) {
           for (auto& v : acts[1]) v = 0.25f;
           for (auto& v : acts[2]) v = normal(rng) * 1e-3f;
           acts[2][static_cast<std::size_t>(n / 2)] = -3e4f;
-          for (const auto& w : wq_weights(bits, group, n, rng)) {
+          for (const auto& w : test::wq_weights(bits, group, n, rng)) {
             for (const auto& a : acts) {
               EXPECT_TRUE(same_bits(k->dot, s->dot, w.data(), a.data(), n))
                   << wq_type_name(bits, group) << " " << isa_name(isa);
