@@ -184,6 +184,15 @@ inline int q5_block_sum(const std::uint8_t* qs, const std::uint8_t* qh, const st
   return hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(codes5(qs, qh), load32(a)), _mm256_set1_epi16(1)));
 }
 
+}  // namespace
+}  // namespace wisp::kernels::x86
+
+// The one-token kernels' AVX-512 VNNI forms (the same bits), after the helpers they use.
+#include "kernels/x86/blocks8_dots512-inl.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
 template <int T>
 inline void q4_0_dots(const void* w, const void* a, std::size_t a_stride, std::int64_t n, float* out) {
   blocks8_dots<BlockQ4_0, false, T>(
@@ -241,9 +250,13 @@ inline void q8_0_dots(const void* w, const void* a, std::size_t a_stride, std::i
 }
 
 float dot_q4_0_blocks8(const void* w, const void* a, std::int64_t n) {
+#if defined(WISP_BLOCKS8_ZMM)
+  return dot_q4_0_blocks8_zmm(w, a, n);
+#else
   float out;
   q4_0_dots<1>(w, a, 0, n, &out);
   return out;
+#endif
 }
 float dot_q4_1_blocks8(const void* w, const void* a, std::int64_t n) {
   float out;
@@ -261,9 +274,13 @@ float dot_q5_1_blocks8(const void* w, const void* a, std::int64_t n) {
   return out;
 }
 float dot_q8_0_blocks8(const void* w, const void* a, std::int64_t n) {
+#if defined(WISP_BLOCKS8_ZMM)
+  return dot_q8_0_blocks8_zmm(w, a, n);
+#else
   float out;
   q8_0_dots<1>(w, a, 0, n, &out);
   return out;
+#endif
 }
 
 // The prefill variants (DotTok4Fn): four activation rows, each weight group loaded and unpacked
