@@ -72,6 +72,15 @@ inline float super8_dot(const void* w, const void* a, std::int64_t n, Sums&& sum
   return hsum8(_mm256_sub_ps(acc, macc));
 }
 
+}  // namespace
+}  // namespace wisp::kernels::x86
+
+// Q6_K's one-token kernel in AVX-512 VNNI form (the same bits), after the helpers it uses.
+#include "kernels/x86/kquant_super8_dots512-inl.h"
+
+namespace wisp::kernels::x86 {
+namespace {
+
 float dot_q4_k_super8(const void* w, const void* a, std::int64_t n) {
   return super8_dot<BlockQ4_K, true>(w, a, n, [](const BlockQ4_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
     const Q4KScales s = q4k_scales(x.scales);
@@ -108,10 +117,14 @@ float dot_q5_k_super8(const void* w, const void* a, std::int64_t n) {
 }
 
 float dot_q6_k_super8(const void* w, const void* a, std::int64_t n) {
+#if defined(WISP_SUPER8_ZMM)
+  return dot_q6_k_super8_zmm(w, a, n);
+#else
   return super8_dot<BlockQ6_K, false>(w, a, n, [](const BlockQ6_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
     ps = q6k_lanes(x, y);
     pm = _mm256_setzero_si256();
   });
+#endif
 }
 
 }  // namespace
