@@ -48,7 +48,8 @@ PRE_VARIANTS = {"llama-bpe": True, "qwen2": True, "gpt-2": True, "gpt-4o": True,
                 "seed-coder": False, "minicpm5": False, "deepseek-v3": False, "falcon": False,
                 "spark2_5": False, "bloom": False, "viking": False,
                 "deepseek-coder": False, "exaone-moe": False, "jais-2": False,
-                "superbpe": False}
+                "superbpe": False, "tiny_aya": False, "youtu": False, "kimi-k2": False, "afmoe": False,
+                "deepseek-llm": False, "granite-embed-multi-97m": False, "chameleon": False}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -548,10 +549,13 @@ def dump_compact(obj: dict, path: Path) -> None:
 
 
 def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wikitext: str | None,
-                     variant_of: str | None = None) -> dict:
+                     variant_of: str | None = None, plain_only: bool | None = None) -> dict:
     """variant_of: the real model file whose vocabulary `path` (a tensor-less copy with another
-    tokenizer.ggml.pre) carries; for variants only the plain ids are kept, since special-token
-    handling does not depend on the pre-tokenizer and is covered by the real models."""
+    tokenizer.ggml.pre) carries; for variants only the plain ids are kept (unless plain_only is
+    False), since special-token handling does not depend on the pre-tokenizer and is covered by the
+    real models."""
+    if plain_only is None:
+        plain_only = variant_of is not None
     import llama_cpp
 
     oracle = LlamaOracle(path)
@@ -589,7 +593,7 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
             if d:
                 d = {"i": i, **d}
                 hf_disagreements.append(d)
-        if variant_of is not None:
+        if plain_only:
             case = {k: v for k, v in {"i": i, "p": plain, "dx": case.get("dx")}.items() if v is not None}
         cases.append(case)
 
@@ -615,7 +619,7 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
         "roundtrip_exact": roundtrip_exact,
         "cases": cases,
     }
-    if variant_of is None:
+    if not plain_only:
         out["pieces"] = pieces
         # Which ids llama.cpp treats as end-of-generation, and how many as control tokens.
         vocab_p = oracle.vocab
@@ -629,13 +633,82 @@ def golden_for_model(name: str, path: Path, with_hf: bool, corpus: list[str], wi
         out["hf_oracle"] = (f"tokenizers {tokenizers.__version__}: BPE from the GGUF vocab+merges, the "
                             f"tokenizer.json pre-tokenizer of pre={v['pre']!r}, control tokens as special")
         out["hf_disagreements"] = hf_disagreements
-    elif variant_of is None:
+    elif not plain_only:
         out["hf_oracle"] = None
         out["hf_oracle_note"] = ("not built: the GGUF carries SentencePiece scores, not the BPE merges a "
                                  "tokenizers.models.BPE needs; llama.cpp is the oracle for this vocabulary")
     print(f"{name}: {len(cases)} cases, round trip exact on {roundtrip_exact}"
           + (f", HF disagrees with llama.cpp on {len(hf_disagreements)}" if hf is not None else ""))
     return out
+
+
+# Gemma 4 and Sarvam MoE: SentencePiece-style BPE (spaces as U+2581, merges over the text's own
+# characters, <0xNN> byte fallback). No such file is at hand, so Gemma 3's vocabulary stands in,
+# with merges derived from it: for each normal token in id order, every split into two tokens
+# (left part shorter first), tokens with a space left out. tests/unit/tokenizer builds the same
+# list from the same file to load it.
+SPM_AS_BPE = {
+    # golden name -> (tokenizer.ggml.model, tokenizer.ggml.pre)
+    "gemma3-vocab-bpe-gemma4": ("gemma4", "gemma4"),
+    "gemma3-vocab-bpe-sarvam-moe": ("gpt2", "sarvam-moe"),
+}
+
+
+def spm_merges(tokens: list[str], types: list[int]) -> list[str]:
+    index = set(tokens)
+    merges = []
+    for tok, ty in zip(tokens, types):
+        if ty != 1 or " " in tok:
+            continue
+        for k in range(1, len(tok)):
+            if tok[:k] in index and tok[k:] in index:
+                merges.append(tok[:k] + " " + tok[k:])
+    return merges
+
+
+def gguf_spm_as_bpe(src: Path, model: str, pre: str, dst: Path) -> None:
+    """A tensor-less copy of SentencePiece `src` as a BPE vocabulary: tokenizer.ggml.model and .pre
+    replaced, spm_merges added, add_bos_token false (llama.cpp forces BOS for gemma4 itself)."""
+    import gguf
+
+    r = gguf.GGUFReader(str(src))
+    v = gguf_vocab(src)
+    w = gguf.GGUFWriter(str(dst), arch=bytes(r.fields["general.architecture"].parts[-1]).decode())
+    for k, f in r.fields.items():
+        if k.startswith("GGUF.") or k in ("general.architecture", "tokenizer.ggml.model", "tokenizer.ggml.pre",
+                                          "tokenizer.ggml.add_bos_token", "tokenizer.ggml.merges"):
+            continue
+        t = f.types[0]
+        if t == gguf.GGUFValueType.ARRAY:
+            if f.types[1] == gguf.GGUFValueType.STRING:
+                w.add_array(k, [bytes(f.parts[i]).decode() for i in f.data])
+            else:
+                w.add_key_value(k, [f.parts[i][0].item() for i in f.data], gguf.GGUFValueType.ARRAY,
+                                sub_type=f.types[1])
+        elif t == gguf.GGUFValueType.STRING:
+            w.add_string(k, bytes(f.parts[-1]).decode())
+        else:
+            w.add_key_value(k, f.parts[-1][0].item(), t)
+    w.add_string("tokenizer.ggml.model", model)
+    w.add_string("tokenizer.ggml.pre", pre)
+    w.add_bool("tokenizer.ggml.add_bos_token", False)
+    w.add_array("tokenizer.ggml.merges", spm_merges(v["tokens"], v["types"]))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def spm_as_bpe_goldens(models_dir: Path, corpus: list[str], wikitext: str | None, tmp: Path,
+                       only: list[str] | None = None) -> None:
+    src = models_dir / MODELS["gemma3-270m"][0]
+    for name, (model, pre) in SPM_AS_BPE.items():
+        if only and name not in only:
+            continue
+        path = tmp / f"{name}.gguf"
+        gguf_spm_as_bpe(src, model, pre, path)
+        dump_compact(golden_for_model(name, path, False, corpus, wikitext, variant_of=src.name, plain_only=False),
+                     OUT_DIR / f"{name}.json")
 
 
 # gpt-oss's harmony markers (o200k_harmony), appended to SmolLM2's vocabulary as control tokens the
@@ -678,6 +751,28 @@ def harmony_golden(base: Path, tmp: Path) -> dict:
     }
 
 
+# Chameleon isolates its sentinel and image-code text before the rest of its regexes.
+CHAMELEON_TEXTS = [
+    "<sentinel:0>", "a<sentinel:12>b", "<sentinel:>", "<sentinel:1x>", "<sentinel:3><sentinel:4>",
+    "IMGIMGAZ", "IMGIMGABCDZ", "IMGIMGABCDEZ", "IMGIMGZ", "xIMGIMGIIZy", "IMGIMGAB", "IMGIMGJZ",
+    "a  b    c      d\t\te\n\nf", "  ", "   ", "12,345.6!?\u3001\u00bf", "IMGIMGABZ<sentinel:9>  x",
+]
+
+
+def chameleon_golden(base: Path, tmp: Path) -> dict:
+    import llama_cpp
+
+    path = tmp / "smollm2-vocab-chameleon.gguf"
+    gguf_with_pre(base, "chameleon", path)
+    oracle = LlamaOracle(path)
+    return {
+        "model_file": base.name,
+        "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
+        "tokenizer_pre": "chameleon",
+        "cases": [{"t": x, "p": oracle.tokenize(x, False, False)} for x in CHAMELEON_TEXTS],
+    }
+
+
 def cased_texts(n: int = 800) -> list[str]:
     """Case runs the gpt-4o regex splits inside (HTTPServer, McDonald's, ÉCOLE, titlecase and
     modifier letters, combining marks), contractions in both cases, digits, slashes and line breaks,
@@ -693,16 +788,16 @@ def cased_texts(n: int = 800) -> list[str]:
     return ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 8))) for _ in range(n)]
 
 
-def gpt4o_cased_golden(base: Path, tmp: Path) -> dict:
-    path = tmp / "smollm2-vocab-gpt-4o.gguf"
-    gguf_with_pre(base, "gpt-4o", path)
+def gpt4o_cased_golden(base: Path, tmp: Path, pre: str = "gpt-4o") -> dict:
+    path = tmp / f"smollm2-vocab-{pre}.gguf"
+    gguf_with_pre(base, pre, path)
     oracle = LlamaOracle(path)
     import llama_cpp
 
     return {
         "model_file": base.name,
         "oracle": f"llama-cpp-python {llama_cpp.__version__} (llama.cpp tokenizer, vocab_only)",
-        "tokenizer_pre": "gpt-4o",
+        "tokenizer_pre": pre,
         "cases": [{"t": x, "p": oracle.tokenize(x, False, False)} for x in cased_texts()],
     }
 
@@ -714,7 +809,8 @@ def gpt4o_cased_golden(base: Path, tmp: Path) -> dict:
 BOUNDARY_MERGES = ("1 2", "12 3", "123 4", "1234 5", "Ġ 1", "it 's", "'s a", ". Ċ")
 BOUNDARY_PRES = ("gpt-2", "smollm", "llama-bpe", "minicpm5", "qwen2", "bailingmoe", "laguna", "qwen35", "ufakzeka",
                  "seed-coder", "gpt-4o", "tekken", "deepseek-v3", "spark2_5", "deepseek-coder", "falcon", "bloom",
-                 "viking", "exaone-moe", "jais-2", "superbpe", "default")
+                 "viking", "exaone-moe", "jais-2", "superbpe", "tiny_aya", "youtu", "kimi-k2", "afmoe", "deepseek-llm",
+                 "granite-embed-multi-97m", "chameleon", "default")
 
 
 def boundary_texts(n: int = 300) -> list[str]:
@@ -756,6 +852,11 @@ def main() -> int:
     ap.add_argument("--wikitext", type=Path, default=ROOT.parent / "shared" / "data" / "wikitext-2-test.txt",
                     help="also record token count and id digest of this text (skipped when absent)")
     ap.add_argument("--only-boundaries", action="store_true", help="write only smollm2-vocab-boundaries.json")
+    ap.add_argument("--only-cased", nargs="+", metavar="PRE",
+                    help="write only smollm2-vocab-pre-<PRE>-cased.json (gpt-4o's case-run texts); 'chameleon': "
+                         "only smollm2-vocab-pre-chameleon-markers.json")
+    ap.add_argument("--only-spm-as-bpe", nargs="*", metavar="NAME",
+                    help="write only the gemma3-vocab-bpe-*.json goldens (Gemma 4 / Sarvam MoE style BPE), or these")
     ap.add_argument("--only-pre", nargs="+", metavar="PRE",
                     help="write only these smollm2-vocab-pre-<PRE>.json variants (the corpus must be unchanged)")
     args = ap.parse_args()
@@ -773,6 +874,24 @@ def main() -> int:
 
         with tempfile.TemporaryDirectory() as tmp:
             dump_compact(boundary_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-boundaries.json")
+        return 0
+    if args.only_cased:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            if "chameleon" in args.only_cased:
+                dump_compact(chameleon_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-pre-chameleon-markers.json")
+                args.only_cased.remove("chameleon")
+            for pre in args.only_cased:
+                dump_compact(gpt4o_cased_golden(base, Path(tmp), pre), OUT_DIR / f"smollm2-vocab-pre-{pre}-cased.json")
+        return 0
+    if args.only_spm_as_bpe is not None:
+        import tempfile
+
+        old = json.loads((OUT_DIR / "corpus.json").read_text(encoding="utf-8"))["strings"]
+        assert old == corpus, "corpus.json is out of step with build_corpus(): rerun without --only-spm-as-bpe"
+        with tempfile.TemporaryDirectory() as tmp:
+            spm_as_bpe_goldens(args.models_dir, corpus, wikitext, Path(tmp), args.only_spm_as_bpe)
         return 0
     if only:
         old = json.loads((OUT_DIR / "corpus.json").read_text(encoding="utf-8"))["strings"]
@@ -804,9 +923,12 @@ def main() -> int:
                              OUT_DIR / f"{name}.json")
             if not only:
                 dump_compact(harmony_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-harmony.json")
-                dump_compact(gpt4o_cased_golden(base, Path(tmp)),
-                             OUT_DIR / "smollm2-vocab-pre-gpt-4o-cased.json")
+                dump_compact(chameleon_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-pre-chameleon-markers.json")
+                for pre in ("gpt-4o", "granite-embed-multi-97m"):
+                    dump_compact(gpt4o_cased_golden(base, Path(tmp), pre), OUT_DIR / f"smollm2-vocab-pre-{pre}-cased.json")
                 dump_compact(boundary_golden(base, Path(tmp)), OUT_DIR / "smollm2-vocab-boundaries.json")
+                if (args.models_dir / MODELS["gemma3-270m"][0]).exists():
+                    spm_as_bpe_goldens(args.models_dir, corpus, wikitext, Path(tmp))
     return 0
 
 

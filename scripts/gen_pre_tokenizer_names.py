@@ -6,7 +6,10 @@ Parses src/llama-vocab.cpp of the llama.cpp that llama-cpp-python 0.3.36 vendors
   - tokenizer.ggml.pre name -> LLAMA_VOCAB_PRE_TYPE_* (the if/else chain in llama_vocab's loader,
     with whether that branch sets ignore_merges or clears clean_spaces);
   - LLAMA_VOCAB_PRE_TYPE_* -> the regex list its BPE tokenizer splits with (the switch in
-    llm_tokenizer_bpe's constructor; types it does not list use the default branch).
+    llm_tokenizer_bpe's constructor; types it does not list use the default branch), and whether
+    that branch turns GPT-2's byte encoding off;
+  - the pre types the loader forces BOS on for, and those whose words of line breaks are looked
+    up whole.
 and writes tests/golden/tokenizer/llamacpp_pre_tokenizers.json. The regexes are kept as they are
 spelled in the C++ source (escapes and all): the test only compares them with each other, to
 check that the names wisp maps to one scanner are the names llama.cpp splits with one regex.
@@ -40,13 +43,32 @@ def name_table(src: str) -> list[dict]:
         if not m:
             continue
         ignore = re.search(r"ignore_merges\s*=\s*true", branch) is not None
+        escape = re.search(r"escape_whitespaces\s*=\s*true", branch) is not None
         # clean_spaces starts true for BPE vocabularies; branches only ever turn it off.
         clean = re.search(r"clean_spaces\s*=\s*false", branch) is None
         for n in pending:
-            out.append({"name": n, "pre_type": m.group(1), "ignore_merges": ignore, "clean_spaces": clean})
+            out.append({"name": n, "pre_type": m.group(1), "ignore_merges": ignore, "clean_spaces": clean,
+                        "escape_whitespaces": escape})
         pending = []
     if pending:
         raise SystemExit(f"names without a pre_type: {pending}")
+    return out
+
+
+def raw_utf8_types(src: str) -> set[str]:
+    """Pre types whose switch branch sets byte_encode = false (BPE over raw UTF-8, not GPT-2 bytes)."""
+    at = src.index("switch (vocab.get_pre_type())")
+    body_end = src.index("default:", at)
+    out, labels = set(), []
+    for part in re.split(r"(case\s+LLAMA_VOCAB_PRE_TYPE_[A-Z0-9_]+\s*:)", src[at:body_end]):
+        m = re.match(r"case\s+(LLAMA_VOCAB_PRE_TYPE_[A-Z0-9_]+)\s*:", part)
+        if m:
+            labels.append(m.group(1))
+            continue
+        if re.search(r"regex_exprs\s*=", part) and labels:
+            if re.search(r"byte_encode\s*=\s*false", part):
+                out.update(labels)
+            labels = []
     return out
 
 
@@ -78,8 +100,17 @@ def main() -> int:
     src = args.vocab_cpp.read_text(encoding="utf-8")
     names = name_table(src)
     regexes = regex_table(src)
+    raw = raw_utf8_types(src)
+    # Pre types llama.cpp special-cases outside the regex table: BOS forced on after the file's
+    # add_bos_token is read, and a word of line breaks looked up whole.
+    forced_bos = set(re.findall(r"pre_type\s*==\s*(LLAMA_VOCAB_PRE_TYPE_[A-Z0-9_]+)\s*&&\s*!add_bos", src))
+    whole_newlines = set(re.findall(r"tok_pre\s*==\s*(LLAMA_VOCAB_PRE_TYPE_[A-Z0-9_]+)\s*&&\s*word\.find_first_not_of\('\\n'\)",
+                                    src))
     for n in names:
         n["regex"] = regexes.get(n["pre_type"], regexes["default"])
+        n["byte_encode"] = n["pre_type"] not in raw
+        n["forces_bos"] = n["pre_type"] in forced_bos
+        n["newline_runs_whole"] = n["pre_type"] in whole_newlines
     OUT.parent.mkdir(parents=True, exist_ok=True)
     doc = {"generator": "scripts/gen_pre_tokenizer_names.py", "source": "llama.cpp (llama-cpp-python 0.3.36) src/llama-vocab.cpp",
            "names": names}

@@ -1,6 +1,8 @@
 // Byte-level BPE (GPT-2 style): each pre-tokenized word is spelled in the byte-level alphabet and
 // its symbols are merged pairwise, always the adjacent pair of lowest merge rank first (leftmost on
 // ties), until no listed merge applies; each final symbol is then looked up as a token.
+// SentencePiece-style BPE (PreTokenizerSpec::byte_level false: Gemma 4, Sarvam MoE) merges the
+// word's own UTF-8 characters instead, and spells a final symbol that is no token as <0xNN> tokens.
 //
 // Symbols are interned strings: every vocabulary token keeps its id, and strings that occur only
 // as a merge part or result get ids past the vocabulary. Merging is then integer work on a
@@ -37,8 +39,9 @@ class BytePairModel {
     SymbolId result;
   };
   SymbolId intern(std::string_view s);
-  void encode_word(std::string_view spelled, std::vector<TokenId>& out) const;
-  void emit_symbol(SymbolId s, std::vector<TokenId>& out) const;
+  void encode_word(std::string_view raw, std::vector<TokenId>& out) const;
+  void emit_symbol(SymbolId s, std::string_view raw, std::vector<TokenId>& out) const;
+  SymbolId symbol_of(std::string_view s) const;
 
   const Vocab& vocab_;
   const TokenLookup& lookup_;
@@ -48,6 +51,7 @@ class BytePairModel {
   std::unordered_map<std::string, SymbolId> extra_index_;
   std::unordered_map<std::uint64_t, Merge> merges_;  // (left << 32 | right)
   SymbolId byte_symbol_[256];                        // the symbol of each byte's alphabet spelling
+  TokenId byte_token_[256];                          // raw BPE: the <0xNN> token of each byte, or kNoToken
 };
 
 }  // namespace wisp

@@ -1,5 +1,6 @@
 #include "tokenizer/pre_tokenizer.h"
 
+#include <iterator>
 #include <string>
 
 #include "tokenizer/unicode.h"
@@ -275,34 +276,50 @@ void split_llama3(const DecodedText& t, Segment seg, const Llama3Options& o, Seg
 // letter" and the case tests (?=\p{L})[^a-z] / (?=\p{L})[^A-Z] hold for every non-ASCII letter.
 // The branches below are that regex's first match at each position, backtracking included.
 // Tekken (Mistral) is the same regex with \p{N} one digit at a time and no contraction suffix.
-void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool contractions, Segments& out) {
+void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool contractions, std::uint8_t letters,
+                 Segments& out) {
   Scanner s(t, seg, out);
-  auto letter = [&](std::size_t i) { return (s.flags(i) & kLetter) != 0; };
+  auto letter = [&](std::size_t i) { return (s.flags(i) & letters) != 0; };
   auto upper = [&](std::size_t i) { return letter(i) && !(s.cp(i) >= 'a' && s.cp(i) <= 'z'); };
   auto lower = [&](std::size_t i) { return letter(i) && !(s.cp(i) >= 'A' && s.cp(i) <= 'Z'); };
+  // Upper* Lower+ from q (first branch): the upper run, then the lower run after it, or -- the
+  // branch backtracking -- up to the run's last code point that is lower case too; 0: no match.
+  auto lower_ending = [&](std::size_t q) -> std::size_t {
+    if (!letter(q)) return 0;
+    std::size_t r = q;
+    while (upper(r)) ++r;
+    if (lower(r)) {
+      while (lower(r)) ++r;
+      return r;
+    }
+    for (std::size_t j = r; j > q; --j)
+      if (lower(j - 1)) return j;
+    return 0;
+  };
+  // Upper+ Lower* from q (second branch); 0: no match.
+  auto upper_led = [&](std::size_t q) -> std::size_t {
+    if (!upper(q)) return 0;
+    std::size_t r = q;
+    while (upper(r)) ++r;
+    while (lower(r)) ++r;
+    return r;
+  };
   while (!s.done()) {
     const std::size_t p = s.pos();
     const char32_t c = s.cp(p);
     const std::uint8_t f = s.flags(p);
-    // [^\r\n\p{L}\p{N}]? : a code point that can never start a letter run is taken as the prefix.
-    const std::size_t q = (c != '\r' && c != '\n' && !(f & (kLetter | kNumber))) ? p + 1 : p;
-    if (letter(q)) {
-      // Upper* Lower+ (first branch), else Upper+ Lower* (second): the upper run, then either
-      // the lower run after it, or -- the first branch backtracking -- up to the run's last code
-      // point that is lower case too, or the whole upper run.
-      std::size_t r = q;
-      while (upper(r)) ++r;
-      std::size_t end = r;
-      if (lower(r)) {
-        while (lower(end)) ++end;
-      } else {
-        for (std::size_t j = r; j > q; --j) {
-          if (lower(j - 1)) {
-            end = j;
-            break;
-          }
-        }
+    // [^\r\n\p{L}\p{N}]? is tried taken, then not, in each branch in turn. Only when marks are
+    // letters (`letters` has kMark) can a prefix code point start a run itself.
+    const bool prefix = c != '\r' && c != '\n' && !(f & (kLetter | kNumber));
+    std::size_t end = 0;
+    for (int branch = 0; branch < 2 && end == 0; ++branch) {
+      for (const std::size_t q : {p + 1, p}) {
+        if (q == p + 1 && !prefix) continue;
+        end = branch == 0 ? lower_ending(q) : upper_led(q);
+        if (end != 0) break;
       }
+    }
+    if (end != 0) {
       s.emit(end + (contractions ? contraction_at(s, end, true) : 0));
       continue;
     }
@@ -360,6 +377,89 @@ void split_exaone_moe(const DecodedText& t, Segment seg, Segments& out) {
     }
     whitespace_with_breaks(s);
   }
+}
+
+// Kimi K2's \p{Han} as llama.cpp implements it: the CJK ideograph blocks (unified, extensions A-F,
+// compatibility ideographs and their supplement), not the Unicode Script property.
+bool is_han(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+         (c >= 0x2A700 && c <= 0x2EBEF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+// Words with the contraction as a suffix (Tiny Aya, Youtu, Kimi K2):
+//   [^\r\n\p{L}\p{N}]?W+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,max_digits}|
+//    ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// The tokenizer.json regexes spell W as [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+ (and a
+// second branch with the quantifiers swapped), but llama.cpp reads each of \p{Lu} .. \p{Lo} as \p{L},
+// so both branches are one case-blind run of letters and marks. Kimi K2 (`han_apart`) takes Han runs
+// first and keeps Han out of W, whose letters there have no marks.
+struct SuffixWordOptions {
+  std::uint8_t word = kLetter | kMark;
+  bool han_apart = false;
+  std::size_t max_digits = 3;
+};
+
+void split_suffix_contractions(const DecodedText& t, Segment seg, const SuffixWordOptions& o, Segments& out) {
+  Scanner s(t, seg, out);
+  auto han = [&](std::size_t i) { return o.han_apart && is_han(s.cp(i)); };
+  auto word = [&](std::size_t i) { return (s.flags(i) & o.word) != 0 && !han(i); };
+  while (!s.done()) {
+    const std::size_t p = s.pos();
+    const char32_t c = s.cp(p);
+    const std::uint8_t f = s.flags(p);
+    if (han(p)) {
+      std::size_t q = p + 1;
+      while (han(q)) ++q;
+      s.emit(q);
+      continue;
+    }
+    // A code point in W starts the run itself (a mark that could be the prefix gives the same end);
+    // else one that is no letter, digit or line break can lead a run that follows it.
+    const bool run = word(p);
+    if (run || (c != '\r' && c != '\n' && !(f & (kLetter | kNumber)) && word(p + 1))) {
+      std::size_t q = run ? p : p + 1;
+      while (word(q)) ++q;
+      s.emit(q + contraction_at(s, q, true));
+      continue;
+    }
+    if (f & kNumber) {
+      std::size_t e = p;
+      while ((s.flags(e) & kNumber) && e - p < o.max_digits) ++e;
+      s.emit(e);
+      continue;
+    }
+    if (std::size_t e = punctuation_run(s, p, /*one_break=*/false)) {
+      s.emit(e);
+      continue;
+    }
+    whitespace_with_breaks(s);
+  }
+}
+
+// llama.cpp's digit grouping for AFMoE, which it also runs for Tiny Aya's \d{1,3}(?=(?:\d{3})*\b):
+// each \p{N} run is cut into its leading (length mod 3) digits, then threes; the text before a
+// run is no word of its own but the start of the run's first piece, and the text after the last
+// run is one word.
+void split_digit_groups_glued(const DecodedText& t, Segment seg, Segments& out) {
+  std::size_t start = seg.lo;
+  std::size_t p = seg.lo;
+  while (p < seg.hi) {
+    if (!(t.flags[p] & kNumber)) {
+      ++p;
+      continue;
+    }
+    std::size_t e = p;
+    while (e < seg.hi && (t.flags[e] & kNumber)) ++e;
+    std::size_t cut = p + (e - p) % 3;
+    if (cut == p) cut += 3;
+    for (;; cut += 3) {
+      out.push_back({start, cut});
+      start = cut;
+      if (cut == e) break;
+    }
+    p = e;
+  }
+  if (seg.hi > start) out.push_back({start, seg.hi});
 }
 
 // A regex used as a splitter, given as `match` (the end of its match at a position, or that
@@ -543,6 +643,43 @@ Segments refine(const Segments& in, Stage stage) {
 
 }  // namespace
 
+// DeepSeek LLM's letter class: the explicit ranges its tokenizer.json spells out (Latin, Greek,
+// Coptic, Cyrillic, Armenian, Georgian, Cherokee, letter-like symbols, fullwidth Latin, Deseret,
+// Osage, Old Hungarian, Warang Citi, Adlam), sorted by first code point.
+bool deepseek_llm_letter(char32_t c) {
+  struct Range {
+    char32_t lo, hi;
+  };
+  static constexpr Range kRanges[] = {
+      {0x0041, 0x005A},   {0x0061, 0x007A},   {0x00B5, 0x00B5},   {0x00C0, 0x00D6},   {0x00D8, 0x00F6},
+      {0x00F8, 0x01BA},   {0x01BC, 0x01BF},   {0x01C4, 0x0293},   {0x0295, 0x02AF},   {0x0370, 0x0373},
+      {0x0376, 0x0377},   {0x037B, 0x037D},   {0x037F, 0x037F},   {0x0386, 0x0386},   {0x0388, 0x038A},
+      {0x038C, 0x038C},   {0x038E, 0x03A1},   {0x03A3, 0x03F5},   {0x03F7, 0x0481},   {0x048A, 0x052F},
+      {0x0531, 0x0556},   {0x10A0, 0x10C5},   {0x13A0, 0x13F5},   {0x13F8, 0x13FD},   {0x1C90, 0x1CBA},
+      {0x1CBD, 0x1CBF},   {0x1D00, 0x1D2B},   {0x1D6B, 0x1D77},   {0x1D79, 0x1D9A},   {0x1E00, 0x1F15},
+      {0x1F18, 0x1F1D},   {0x1F20, 0x1F45},   {0x1F48, 0x1F4D},   {0x1F50, 0x1F57},   {0x1F59, 0x1F59},
+      {0x1F5B, 0x1F5B},   {0x1F5D, 0x1F5D},   {0x1F5F, 0x1F7D},   {0x1F80, 0x1FB4},   {0x1FB6, 0x1FBC},
+      {0x1FBE, 0x1FBE},   {0x1FC2, 0x1FC4},   {0x1FC6, 0x1FCC},   {0x1FD0, 0x1FD3},   {0x1FD6, 0x1FDB},
+      {0x1FE0, 0x1FEC},   {0x1FF2, 0x1FF4},   {0x1FF6, 0x1FFC},   {0x2102, 0x2102},   {0x2107, 0x2107},
+      {0x210A, 0x2113},   {0x2115, 0x2115},   {0x2119, 0x211D},   {0x2124, 0x2124},   {0x2126, 0x2126},
+      {0x2128, 0x2128},   {0x212A, 0x212D},   {0x212F, 0x2134},   {0x2139, 0x2139},   {0x213C, 0x213F},
+      {0x2145, 0x2149},   {0x214E, 0x214E},   {0x2183, 0x2184},   {0x2C00, 0x2C7B},   {0x2C7E, 0x2CE4},
+      {0x2CEB, 0x2CEE},   {0x2CF2, 0x2CF3},   {0xA640, 0xA66D},   {0xA680, 0xA69B},   {0xA722, 0xA76F},
+      {0xA771, 0xA787},   {0xA78B, 0xA78E},   {0xAB70, 0xABBF},   {0xFB00, 0xFB06},   {0xFB13, 0xFB17},
+      {0xFF21, 0xFF3A},   {0xFF41, 0xFF5A},   {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
+      {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943}};
+  std::size_t lo = 0, hi = std::size(kRanges);
+  while (lo < hi) {  // the first range ending at or after c
+    const std::size_t mid = (lo + hi) / 2;
+    if (kRanges[mid].hi < c) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < std::size(kRanges) && kRanges[lo].lo <= c;
+}
+
 PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   auto any_of = [&](std::initializer_list<std::string_view> names) {
     for (std::string_view n : names)
@@ -584,15 +721,26 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view pre) {
   if (pre == "laguna") return {PreTokenizerKind::kLaguna, false};
   if (pre == "ufakzeka") return {PreTokenizerKind::kUfakzeka, false};
   if (pre == "seed-coder") return {PreTokenizerKind::kSeedCoder, false};
+  if (any_of({"tiny_aya", "cohere2moe"})) return {PreTokenizerKind::kTinyAya, false};
+  if (pre == "youtu") return {PreTokenizerKind::kYoutu, true};
+  if (pre == "kimi-k2") return {PreTokenizerKind::kKimiK2, false};
+  if (pre == "afmoe") return {PreTokenizerKind::kAfmoe, false};
+  if (pre == "deepseek-llm") return {PreTokenizerKind::kDeepseekLlm, false};
+  if (pre == "granite-embed-multi-97m") return {PreTokenizerKind::kGraniteEmbMulti, true};
+  if (pre == "chameleon") return {PreTokenizerKind::kChameleon, false};
+  if (any_of({"gemma4", "granite-embed-multi-311m"}))
+    return {.kind = PreTokenizerKind::kLines,
+            .byte_level = false,
+            .escape_spaces = true,
+            .newline_runs_whole = true,
+            .force_bos = true};
+  if (pre == "sarvam-moe") return {.kind = PreTokenizerKind::kLines, .byte_level = false, .escape_spaces = true};
   throw Error(
       "tokenizer.ggml.pre '" + std::string(pre) +
       "' is not a pre-tokenizer wisp implements (gpt2, smollm, llama3/llama-bpe, minicpm5, qwen2, bailingmoe, laguna, "
       "qwen35, ufakzeka, seed-coder, exaone-moe, jais-2, superbpe, gpt-4o, tekken, deepseek-v3, spark2_5, "
-      "deepseek-coder, "
-      "falcon, bloom, "
-      "viking, "
-      "default and "
-      "aliases)");
+      "deepseek-coder, deepseek-llm, tiny_aya, youtu, kimi-k2, afmoe, gemma4, sarvam-moe, granite-embed-multi-97m, "
+      "chameleon, falcon, bloom, viking, default and aliases)");
 }
 
 void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<WordSpan>& out) {
@@ -604,6 +752,9 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
   auto gpt2 = [&](Segment s, Segments& o) { split_gpt2(t, s, o); };
   auto llama3 = [&](Llama3Options opt) {
     segs = refine(segs, [&](Segment s, Segments& o) { split_llama3(t, s, opt, o); });
+  };
+  auto suffix_words = [&](SuffixWordOptions opt) {
+    segs = refine(segs, [&](Segment s, Segments& o) { split_suffix_contractions(t, s, opt, o); });
   };
   auto splitter = [&](std::size_t max_run, auto pred) {
     segs = refine(segs, [&](Segment s, Segments& o) { split_matches(s, max_run, pred, o); });
@@ -630,10 +781,13 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
     case PreTokenizerKind::kUfakzeka: llama3({.max_digits = 1, .contractions = false}); break;
     case PreTokenizerKind::kSeedCoder: llama3({.max_digits = 1, .breaks_after_punct = false}); break;
     case PreTokenizerKind::kGpt4o:
-      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 3, true, o); });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 3, true, kLetter, o); });
+      break;
+    case PreTokenizerKind::kGraniteEmbMulti:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 3, true, kLetter | kMark, o); });
       break;
     case PreTokenizerKind::kTekken:
-      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 1, false, o); });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_gpt4o(t, s, 1, false, kLetter, o); });
       break;
     case PreTokenizerKind::kDeepseek3:  // \p{N}{1,3}, then CJK and kana runs, then split_deepseek3
     case PreTokenizerKind::kSpark:
@@ -675,6 +829,131 @@ void pre_tokenize(PreTokenizerKind kind, std::string_view text, std::vector<Word
     case PreTokenizerKind::kExaoneMoe:
       segs = refine(segs, [&](Segment s, Segments& o) { split_exaone_moe(t, s, o); });
       break;
+    case PreTokenizerKind::kTinyAya:
+    case PreTokenizerKind::kAfmoe:
+      segs = refine(segs, [&](Segment s, Segments& o) { split_digit_groups_glued(t, s, o); });
+      if (kind == PreTokenizerKind::kTinyAya) {
+        suffix_words({});
+        break;
+      }
+      splitter(kRun, [&](std::size_t i) {
+        const char32_t c = t.cps[i];
+        return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x8C48 && c <= 0xFAFF) ||
+               (c >= 0x3040 && c <= 0x30FF) || (c >= 0xFF65 && c <= 0xFF9F) || (c >= 0x2F00 && c <= 0x2FDF) ||
+               (c >= 0x0E40 && c <= 0x0EFF) || (c >= 0x1780 && c <= 0x17FF) || (c >= 0x1000 && c <= 0x109F) ||
+               (c >= 0xAA60 && c <= 0xAA7F) || (c >= 0xA9E0 && c <= 0xA9FF) || (c >= 0xAC00 && c <= 0xD7AF) ||
+               (c >= 0x1100 && c <= 0x11FF);
+      });
+      segs = refine(segs, [&](Segment s, Segments& o) { split_deepseek3(t, s, false, o); });
+      break;
+    case PreTokenizerKind::kYoutu: {
+      // A run of one of the four classes of its first regex:
+      //   [가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+
+      auto cls = [&](std::size_t i) {
+        const char32_t c = t.cps[i];
+        if ((c >= 0xAC00 && c <= 0xD7A3) || (c >= 0x3131 && c <= 0x318E)) return 1;
+        if (c == 0xFF01 || c == 0x2026 || c == 0x201C || c == 0x201D || c == 0x2018 || c == 0x2019 || c == 0x2014 ||
+            c == 0xFF1A || c == 0xFF1B || c == 0xFF0C || (c >= 0x3001 && c <= 0x303F) || (c >= 0xFE30 && c <= 0xFE4F))
+          return 2;
+        if (c >= 0x3105 && c <= 0x312F) return 3;
+        if ((c >= 0x4E00 && c <= 0x9FA5) || (c >= 0x3040 && c <= 0x30FF)) return 4;
+        return 0;
+      };
+      segs = refine(segs, [&](Segment s, Segments& o) {
+        split_by_matches(
+            s,
+            [&](std::size_t p) {
+              const int c = cls(p);
+              std::size_t q = p;
+              while (c != 0 && q < s.hi && cls(q) == c) ++q;
+              return q;
+            },
+            o);
+      });
+      suffix_words({.max_digits = 1});
+      break;
+    }
+    case PreTokenizerKind::kKimiK2: suffix_words({.word = kLetter, .han_apart = true}); break;
+    case PreTokenizerKind::kLines: splitter(kRun, newline); break;
+    case PreTokenizerKind::kChameleon: {
+      auto by_matches = [&](auto match) {
+        segs = refine(segs, [&](Segment s, Segments& o) {
+          auto cp = [&](std::size_t i) { return i < s.hi ? t.cps[i] : kPastEnd; };
+          split_by_matches(
+              s, [&](std::size_t p) { return match(p, cp); }, o);
+        });
+      };
+      by_matches([](std::size_t p, auto cp) -> std::size_t {  // <sentinel:[0-9]+>
+        std::size_t q = p;
+        for (const char c : std::string_view("<sentinel:"))
+          if (cp(q++) != static_cast<char32_t>(c)) return p;
+        const std::size_t digits = q;
+        while (cp(q) >= '0' && cp(q) <= '9') ++q;
+        return q > digits && cp(q) == '>' ? q + 1 : p;
+      });
+      by_matches([](std::size_t p, auto cp) -> std::size_t {  // (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z
+        std::size_t q = p;
+        for (const char c : std::string_view("IMGIMG"))
+          if (cp(q++) != static_cast<char32_t>(c)) return p;
+        // Fewer letters than the run holds would leave a letter, not Z, next: no backtracking helps.
+        const std::size_t letters = q;
+        while (q - letters < 4 && cp(q) >= 'A' && cp(q) <= 'I') ++q;
+        return q > letters && cp(q) == 'Z' ? q + 1 : p;
+      });
+      by_matches([](std::size_t p, auto cp) -> std::size_t {  // ([\t\n]|    |  )
+        if (cp(p) == '\t' || cp(p) == '\n') return p + 1;
+        std::size_t n = 0;
+        while (n < 4 && cp(p + n) == ' ') ++n;
+        return n == 4 ? p + 4 : n >= 2 ? p + 2 : p;
+      });
+      splitter(1, number);
+      splitter(1, [&](std::size_t i) {  // [\p{P}!-/:-@\[-`{-~]: every ASCII punctuation or symbol, else \p{P}
+        const char32_t c = t.cps[i];
+        if (c < 0x80)
+          return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+                 (c >= 0x7B && c <= 0x7E);
+        return (t.flags[i] & kPunctuation) != 0;
+      });
+      segs = refine(segs, gpt2);
+      break;
+    }
+    case PreTokenizerKind::kDeepseekLlm: {
+      // These splitters run over code points (no Unicode category in them) after llama.cpp has
+      // replaced every non-ASCII whitespace code point by U+000B: U+3000 is \s here, not in the
+      // punctuation class, and no whitespace is in the CJK range.
+      auto ws = [&](std::size_t i) { return (t.flags[i] & kSpace) != 0; };
+      auto spaced_run = [&](auto in_class) {  // \s?[class]+
+        segs = refine(segs, [&](Segment s, Segments& o) {
+          auto is = [&](std::size_t i) { return i < s.hi && !ws(i) && in_class(t.cps[i]); };
+          split_by_matches(
+              s,
+              [&](std::size_t p) {
+                std::size_t q = (ws(p) && is(p + 1)) ? p + 1 : p;
+                while (is(q)) ++q;
+                return q;
+              },
+              o);
+        });
+      };
+      splitter(1, [&](std::size_t i) { return t.cps[i] == '\r' || t.cps[i] == '\n'; });
+      spaced_run(deepseek_llm_letter);
+      spaced_run([](char32_t c) {  // [!-/:-~！-／：-～‘-‟　-。]
+        return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x7E) || (c >= 0xFF01 && c <= 0xFF0F) ||
+               (c >= 0xFF1A && c <= 0xFF5E) || (c >= 0x2018 && c <= 0x201F) || (c >= 0x3000 && c <= 0x3002);
+      });
+      segs = refine(segs, [&](Segment s, Segments& o) {  // \s+$: the segment's trailing whitespace
+        std::size_t tail = s.hi;
+        while (tail > s.lo && ws(tail - 1)) --tail;
+        if (tail > s.lo) o.push_back({s.lo, tail});
+        if (s.hi > tail) o.push_back({tail, s.hi});
+      });
+      splitter(kRun, [&](std::size_t i) {  // [一-龥ࠀ-一가-퟿]+
+        const char32_t c = t.cps[i];
+        return !ws(i) && ((c >= 0x0800 && c <= 0x9FA5) || (c >= 0xAC00 && c <= 0xD7FF));
+      });
+      splitter(kRun, number);
+      break;
+    }
     case PreTokenizerKind::kPoro:
     case PreTokenizerKind::kViking:
       segs = refine(segs, [&](Segment s, Segments& o) { split_poro(t, s, o); });

@@ -71,13 +71,16 @@ struct Tokenizer::Impl {
   std::optional<BytePairModel> bpe;
   std::optional<SentencePieceModel> spm;
 
-  explicit Impl(Vocab v)
+  PreTokenizerSpec pre;  // byte-level BPE only
+
+  Impl(Vocab v, PreTokenizerSpec p)
       : vocab(std::move(v)),
         attrs(derive_token_attributes(vocab)),
         lookup(vocab.tokens),
-        specials(vocab.tokens, attrs.attrs) {
+        specials(vocab.tokens, attrs.attrs),
+        pre(p) {
     if (vocab.model == VocabModel::kBytePairGpt2) {
-      bpe.emplace(vocab, lookup, pre_tokenizer_for(vocab.pre));
+      bpe.emplace(vocab, lookup, pre);
     } else {
       spm.emplace(vocab, lookup);
     }
@@ -93,6 +96,11 @@ Tokenizer::Tokenizer(Vocab vocab) {
     throw Error("tokenizer: " + std::to_string(vocab.types.size()) + " token types for " +
                 std::to_string(vocab.tokens.size()) + " tokens");
   for (TokenId* id : {&vocab.bos, &vocab.eos, &vocab.eot, &vocab.unk, &vocab.pad}) check_id(vocab, *id);
+  PreTokenizerSpec pre;
+  if (vocab.model == VocabModel::kBytePairGpt2) {
+    pre = pre_tokenizer_for(vocab.pre);
+    if (pre.force_bos) vocab.add_bos = true;
+  }
   if (vocab.add_bos && vocab.bos == kNoToken)
     throw Error("tokenizer: the model asks for a BOS token but names none (tokenizer.ggml.bos_token_id)");
   if (vocab.add_eos && vocab.eos == kNoToken)
@@ -100,7 +108,7 @@ Tokenizer::Tokenizer(Vocab vocab) {
   // Empty token strings would match everywhere; llama.cpp renames them the same way.
   for (std::size_t i = 0; i < vocab.tokens.size(); ++i)
     if (vocab.tokens[i].empty()) vocab.tokens[i] = "[EMPTY_" + std::to_string(i) + "]";
-  impl_ = std::make_unique<Impl>(std::move(vocab));
+  impl_ = std::make_unique<Impl>(std::move(vocab), pre);
 }
 
 Tokenizer Tokenizer::from_gguf(const GgufFile& file) {
@@ -139,7 +147,11 @@ std::vector<TokenId> Tokenizer::tokenize(std::string_view text, TokenizeOptions 
     }
     const std::string_view piece = text.substr(f.begin, f.end - f.begin);
     if (impl_->bpe) {
-      impl_->bpe->encode(piece, out);
+      if (impl_->pre.escape_spaces) {
+        impl_->bpe->encode(escape_spaces(piece), out);
+      } else {
+        impl_->bpe->encode(piece, out);
+      }
     } else {
       std::string escaped = (v.add_space_prefix && after_special) ? std::string(kSpmSpace) : std::string();
       escaped += escape_spaces(piece);
@@ -161,7 +173,7 @@ std::string Tokenizer::token_to_piece(TokenId id, bool render_special) const {
   if (a & (kAttrControl | kAttrUnknown)) return render_special ? text : std::string();
   if (a & kAttrUserDefined) return text;  // stored as the raw text it matches
   if (a & kAttrNormal) {
-    if (impl_->bpe) return impl_->bpe->alphabet().decode(text);
+    if (impl_->bpe && !impl_->pre.escape_spaces) return impl_->bpe->alphabet().decode(text);
     return unescape_spaces(text);
   }
   if (a & kAttrByte) {

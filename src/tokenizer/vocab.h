@@ -23,7 +23,8 @@ enum class TokenType : std::int32_t {
 
 // tokenizer.ggml.model
 enum class VocabModel {
-  kBytePairGpt2,   // "gpt2": byte-level BPE over GPT-2's bytes_to_unicode alphabet, merges by rank
+  kBytePairGpt2,   // "gpt2" (and "gemma4"): BPE, merges by rank, over GPT-2's bytes_to_unicode alphabet or, as
+                   // the pre-tokenizer says (PreTokenizerSpec::byte_level), over raw UTF-8 with <0xNN> fallback
   kSentencePiece,  // "llama": SentencePiece BPE, token scores as merge priority, <0xNN> fallback
 };
 

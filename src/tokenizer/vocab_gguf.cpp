@@ -38,12 +38,16 @@ Vocab vocab_from_gguf(const GgufFile& f) {
   VocabModel model;
   if (*model_name == "gpt2") {
     model = VocabModel::kBytePairGpt2;
+  } else if (*model_name == "gemma4") {
+    // Gemma 4's BPE: its own pre-tokenizer whatever tokenizer.ggml.pre says, as llama.cpp does.
+    model = VocabModel::kBytePairGpt2;
+    pre = "gemma4";
   } else if (*model_name == "llama") {
     model = VocabModel::kSentencePiece;
   } else {
     fail(f, model_key,
          "tokenizer model '" + std::string(*model_name) +
-             "' is not supported (wisp implements 'gpt2' byte-level BPE and 'llama' SentencePiece)");
+             "' is not supported (wisp implements 'gpt2' and 'gemma4' BPE and 'llama' SentencePiece)");
   }
   Vocab v = make_vocab_defaults(model, pre);
 

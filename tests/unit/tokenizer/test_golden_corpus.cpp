@@ -10,9 +10,10 @@ namespace wisp::test {
 namespace {
 
 struct GoldenModel {
-  const char* golden;    // tests/golden/tokenizer/<golden>.json
-  const char* file;      // models/<file>
-  const char* pre = "";  // non-empty: the file's vocabulary under this tokenizer.ggml.pre
+  const char* golden;       // tests/golden/tokenizer/<golden>.json
+  const char* file;         // models/<file>
+  const char* pre = "";     // non-empty: the file's vocabulary under this tokenizer.ggml.pre
+  bool spm_as_bpe = false;  // the SentencePiece file's vocabulary as BPE (model_tokenizer)
 };
 
 class GoldenCorpus : public ::testing::TestWithParam<GoldenModel> {
@@ -25,12 +26,13 @@ class GoldenCorpus : public ::testing::TestWithParam<GoldenModel> {
     ASSERT_EQ(golden_["n_cases"].get<std::size_t>(), corpus_.size())
         << "corpus and golden ids out of step: rerun the script";
   }
+  const Tokenizer& tok() const { return model_tokenizer(GetParam().file, GetParam().pre, GetParam().spm_as_bpe); }
   std::vector<std::string> corpus_;
   nlohmann::json golden_;
 };
 
 TEST_P(GoldenCorpus, VocabularyMatchesTheOracle) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
+  const Tokenizer& tok = this->tok();
   EXPECT_EQ(tok.n_vocab(), golden_["n_vocab"].get<std::size_t>());
   EXPECT_EQ(tok.bos(), golden_["bos"].get<TokenId>());
   EXPECT_EQ(tok.eos(), golden_["eos"].get<TokenId>());
@@ -48,7 +50,7 @@ TEST_P(GoldenCorpus, VocabularyMatchesTheOracle) {
 }
 
 TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
+  const Tokenizer& tok = this->tok();
   const bool add_bos = golden_["add_bos"].get<bool>();
   std::size_t checked = 0;
   std::vector<std::string> failures;
@@ -83,7 +85,7 @@ TEST_P(GoldenCorpus, IdsMatchLlamaCpp) {
 }
 
 TEST_P(GoldenCorpus, DetokenizeRoundTripsWhereLlamaCppDoes) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
+  const Tokenizer& tok = this->tok();
   std::size_t exact = 0;
   std::vector<std::string> failures;
   for (const auto& c : golden_["cases"]) {
@@ -108,7 +110,7 @@ TEST_P(GoldenCorpus, DetokenizeRoundTripsWhereLlamaCppDoes) {
 using GoldenPieces = GoldenCorpus;
 
 TEST_P(GoldenPieces, PiecesMatchLlamaCpp) {
-  const Tokenizer& tok = model_tokenizer(GetParam().file, GetParam().pre);
+  const Tokenizer& tok = this->tok();
   std::size_t n = 0;
   std::vector<std::string> failures;
   for (const auto& p : golden_["pieces"]) {
@@ -151,7 +153,16 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenModel{"smollm2-vocab-pre-deepseek-coder", kSmolLm2File, "deepseek-coder"},
                       GoldenModel{"smollm2-vocab-pre-exaone-moe", kSmolLm2File, "exaone-moe"},
                       GoldenModel{"smollm2-vocab-pre-jais-2", kSmolLm2File, "jais-2"},
-                      GoldenModel{"smollm2-vocab-pre-superbpe", kSmolLm2File, "superbpe"}),
+                      GoldenModel{"smollm2-vocab-pre-superbpe", kSmolLm2File, "superbpe"},
+                      GoldenModel{"smollm2-vocab-pre-tiny_aya", kSmolLm2File, "tiny_aya"},
+                      GoldenModel{"smollm2-vocab-pre-youtu", kSmolLm2File, "youtu"},
+                      GoldenModel{"smollm2-vocab-pre-kimi-k2", kSmolLm2File, "kimi-k2"},
+                      GoldenModel{"smollm2-vocab-pre-afmoe", kSmolLm2File, "afmoe"},
+                      GoldenModel{"smollm2-vocab-pre-deepseek-llm", kSmolLm2File, "deepseek-llm"},
+                      GoldenModel{"smollm2-vocab-pre-granite-embed-multi-97m", kSmolLm2File, "granite-embed-multi-97m"},
+                      GoldenModel{"smollm2-vocab-pre-chameleon", kSmolLm2File, "chameleon"},
+                      GoldenModel{"gemma3-vocab-bpe-gemma4", kGemma3File, "gemma4", true},
+                      GoldenModel{"gemma3-vocab-bpe-sarvam-moe", kGemma3File, "sarvam-moe", true}),
     [](const auto& info) {
       std::string n = info.param.golden;
       for (char& c : n)
@@ -161,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenPieces,
                          ::testing::Values(GoldenModel{"smollm2-135m", kSmolLm2File},
-                                           GoldenModel{"gemma3-270m", kGemma3File}),
+                                           GoldenModel{"gemma3-270m", kGemma3File},
+                                           GoldenModel{"gemma3-vocab-bpe-gemma4", kGemma3File, "gemma4", true}),
                          [](const auto& info) {
                            std::string n = info.param.golden;
                            for (char& c : n)
@@ -171,9 +183,12 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenPieces,
 
 // gpt-4o's case-run branches and their backtracking (upper runs before lower ones, non-ASCII letters
 // counting as both, contractions in either case) over 800 texts built to exercise them.
-TEST(GoldenGpt4o, CaseRunsMatchLlamaCpp) {
+class GoldenCased : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GoldenCased, CaseRunsMatchLlamaCpp) {
   WISP_REQUIRE_MODEL(kSmolLm2File);
-  const auto golden = read_json(golden_path("smollm2-vocab-pre-gpt-4o-cased.json"));
+  const auto golden = read_json(golden_path(std::string("smollm2-vocab-pre-") + GetParam() + "-cased.json"));
+  ASSERT_EQ(golden["tokenizer_pre"], GetParam());
   ASSERT_EQ(golden["model_file"], kSmolLm2File);
   const Tokenizer& tok = model_tokenizer(kSmolLm2File, golden["tokenizer_pre"]);
   std::size_t bad = 0;
@@ -187,6 +202,31 @@ TEST(GoldenGpt4o, CaseRunsMatchLlamaCpp) {
   EXPECT_EQ(bad, 0u) << "of " << golden["cases"].size();
   EXPECT_GE(golden["cases"].size(), 800u);
 }
+
+// Chameleon's sentinel and image-code regexes, on texts that have them.
+TEST(GoldenChameleon, MarkersMatchLlamaCpp) {
+  WISP_REQUIRE_MODEL(kSmolLm2File);
+  const auto golden = read_json(golden_path("smollm2-vocab-pre-chameleon-markers.json"));
+  const Tokenizer& tok = model_tokenizer(kSmolLm2File, "chameleon");
+  std::size_t bad = 0;
+  for (const auto& c : golden["cases"]) {
+    const std::string text = c["t"];
+    const auto want = c["p"].get<std::vector<TokenId>>();
+    const auto got = tok.tokenize(text, {.add_special = false, .parse_special = false});
+    if (got != want && ++bad <= 8)
+      ADD_FAILURE() << "\"" << escaped(text) << "\"\n    want " << ids_string(want) << "\n    got  " << ids_string(got);
+  }
+  EXPECT_EQ(bad, 0u) << "of " << golden["cases"].size();
+}
+
+// gpt-4o, and granite-embed-multi-97m, whose case classes also take marks.
+INSTANTIATE_TEST_SUITE_P(Pres, GoldenCased, ::testing::Values("gpt-4o", "granite-embed-multi-97m"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
 
 // Every implemented pre-tokenizer over SmolLM2's vocabulary plus merges that join digits, a word
 // and its contraction, a contraction and letters, a space and a digit, and punctuation and a line
@@ -207,7 +247,16 @@ TEST(GoldenBoundaries, EveryPreTokenizerMatchesLlamaCppWhereTheRegexesDiffer) {
                              {"laguna", "qwen2"},
                              {"falcon", "default"},
                              {"spark2_5", "deepseek-v3"},
-                             {"viking", "bloom"}})
+                             {"viking", "bloom"},
+                             {"tiny_aya", "gpt-4o"},
+                             {"youtu", "tiny_aya"},
+                             {"kimi-k2", "llama-bpe"},
+                             {"kimi-k2", "tiny_aya"},
+                             {"afmoe", "deepseek-v3"},
+                             {"afmoe", "tiny_aya"},
+                             {"deepseek-llm", "deepseek-coder"},
+                             {"granite-embed-multi-97m", "gpt-4o"},
+                             {"chameleon", "gpt-2"}})
     EXPECT_NE(ids[a], ids[b]) << a << " and " << b << " give the same ids on every text";
   for (const auto& [pre, want_all] : ids.items()) {
     GgufFile gguf = GgufFile::open(model_path(kSmolLm2File));

@@ -136,6 +136,28 @@ std::string load_error(GgufBytes& g) {
   return "";
 }
 
+// tokenizer.ggml.model "gemma4" is BPE under the gemma4 pre-tokenizer whatever tokenizer.ggml.pre
+// says (llama.cpp overrides it): spaces spelled U+2581, merges over characters, <0xNN> for a
+// character no token spells, BOS added though the file does not ask for it.
+TEST(VocabFromGguf, Gemma4ModelIsRawBpeWithForcedBos) {
+  GgufBytes g(5);
+  g.string_kv("tokenizer.ggml.model", "gemma4")
+      .string_kv("tokenizer.ggml.pre", "llama-bpe")
+      .strings_kv("tokenizer.ggml.tokens", {"<bos>", "\xE2\x96\x81", "a",
+                                            "\xE2\x96\x81"
+                                            "a",
+                                            "<0x62>", "\n\n", "\n"})
+      .strings_kv("tokenizer.ggml.merges", {"\xE2\x96\x81 a"})
+      .u32_kv("tokenizer.ggml.bos_token_id", 0);
+  const GgufFile f = GgufFile::parse(g.bytes(), "test.gguf");
+  const Tokenizer tok = Tokenizer::from_gguf(f);
+  EXPECT_EQ(tok.vocab().pre, "gemma4");
+  EXPECT_TRUE(tok.add_bos());
+  // " a" -> "▁a" (merged); "b" has no token: its byte's; "\n\n" is a token, looked up whole.
+  EXPECT_EQ(tok.tokenize(" ab\n\n a", {.add_special = true}), (std::vector<TokenId>{0, 3, 4, 5, 3}));
+  EXPECT_EQ(tok.detokenize(std::vector<TokenId>{3, 5, 3}), " a\n\n a");
+}
+
 TEST(VocabFromGguf, ErrorsNameTheFileAndKey) {
   {
     GgufBytes g(1);

@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,9 +31,31 @@ inline bool model_present(const std::string& file) { return std::filesystem::exi
 // One Tokenizer per model file (and pre-tokenizer override) for the life of the test binary;
 // read-only after construction. `pre` non-empty swaps tokenizer.ggml.pre, to run another
 // pre-tokenizer over the file's real vocabulary.
-inline const Tokenizer& model_tokenizer(const std::string& file, const std::string& pre = "") {
+// The merges scripts/gen_golden_tokenizer.py derives for a SentencePiece vocabulary read as BPE
+// (spm_merges there): for each normal token in id order, every split into two tokens at a UTF-8
+// character boundary, shorter left part first; tokens with a space left out.
+inline std::vector<std::string> spm_merges(const Vocab& v) {
+  std::unordered_set<std::string_view> index(v.tokens.begin(), v.tokens.end());
+  std::vector<std::string> merges;
+  for (std::size_t id = 0; id < v.size(); ++id) {
+    const std::string& t = v.tokens[id];
+    if (v.type_of(static_cast<TokenId>(id)) != TokenType::kNormal || t.find(' ') != std::string::npos) continue;
+    for (std::size_t k = 1; k < t.size(); ++k) {
+      if ((static_cast<unsigned char>(t[k]) & 0xC0) == 0x80) continue;
+      const std::string_view sv(t);
+      if (index.contains(sv.substr(0, k)) && index.contains(sv.substr(k)))
+        merges.push_back(t.substr(0, k) + " " + t.substr(k));
+    }
+  }
+  return merges;
+}
+
+// `pre` non-empty: the file's vocabulary under this tokenizer.ggml.pre. `spm_as_bpe`: a
+// SentencePiece file's vocabulary as a BPE one with spm_merges and add_bos_token false, as the
+// script writes it for the Gemma 4 / Sarvam MoE goldens.
+inline const Tokenizer& model_tokenizer(const std::string& file, const std::string& pre = "", bool spm_as_bpe = false) {
   static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
-  auto& slot = cache[file + "|" + pre];
+  auto& slot = cache[file + "|" + pre + (spm_as_bpe ? "|bpe" : "")];
   if (!slot) {
     GgufFile gguf = GgufFile::open(model_path(file));
     if (pre.empty()) {
@@ -39,6 +63,12 @@ inline const Tokenizer& model_tokenizer(const std::string& file, const std::stri
     } else {
       Vocab v = vocab_from_gguf(gguf);
       v.pre = pre;
+      if (spm_as_bpe) {
+        v.model = VocabModel::kBytePairGpt2;
+        v.merges = spm_merges(v);
+        v.add_bos = false;
+        v.add_space_prefix = false;
+      }
       slot = std::make_unique<Tokenizer>(std::move(v));
     }
   }
