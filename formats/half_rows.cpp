@@ -27,6 +27,10 @@ void f16_to_f32_row(const std::uint16_t* in, float* out, std::int64_t n) {
   for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
 }
 
+void f16_bytes_to_f32_row(const std::byte* in, float* out, std::int64_t n) {
+  f16_to_f32_row(reinterpret_cast<const std::uint16_t*>(in), out, n);
+}
+
 void f32_to_f16_row(const float* in, std::uint16_t* out, std::int64_t n) {
   std::int64_t i = 0;
 #if defined(__AVX512F__)

@@ -36,9 +36,6 @@ void decode_f32(const std::byte* row, float* out, std::int64_t n) {
 void encode_f16(const float* x, std::int64_t n, std::byte* out) {
   f32_to_f16_row(x, reinterpret_cast<std::uint16_t*>(out), n);
 }
-void decode_f16(const std::byte* row, float* out, std::int64_t n) {
-  f16_to_f32_row(reinterpret_cast<const std::uint16_t*>(row), out, n);
-}
 
 // ---- q8_0 (GGML's reference quantize_row_q8_0) ----
 
@@ -106,7 +103,7 @@ void decode_q4(const std::byte* row, float* out, std::int64_t n) {
 KvRowDecoder kv_row_decoder(KvType t) {
   switch (t) {
     case KvType::kF32: return decode_f32;
-    case KvType::kF16: return decode_f16;
+    case KvType::kF16: return f16_bytes_to_f32_row;  // attention reads these rows in place
     case KvType::kQ8_0: return decode_q8_0;
     case KvType::kQ4: return decode_q4;
   }
