@@ -1,11 +1,15 @@
 // The portable forms of ggml's 16-lane float paths (Ggml16Ops, kernel_set.h): the operations of
 // ggml's AVX-512 build lane by lane in scalar code, the bits every ISA's form must return. They
 // run where an ISA has no form of its own (scalar, AVX2, NEON).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "formats/half_rows.h"
 #include "kernels/ggml_order.h"
 #include "kernels/kernel_set.h"
+#include "kernels/vec_ops.h"
 
 namespace wisp::kernels {
 
@@ -53,8 +57,36 @@ double exp_sum(float* x, std::int64_t n, float max) {
   return sum;
 }
 
+// Row r of `rows` as floats: in place, or converted from halves into buf (exact).
+const float* row_f32(const void* row, bool half, std::int64_t d, float* buf) {
+  if (!half) return static_cast<const float*>(row);
+  f16_to_f32_row(static_cast<const std::uint16_t*>(row), buf, d);
+  return buf;
+}
+
+void dot_vec_rows(const float* q, const void* const* rows, bool half, std::int64_t n, std::int64_t d, float scale,
+                  float* out) {
+  std::vector<float> buf(half ? static_cast<std::size_t>(d) : 0);
+  for (std::int64_t r = 0; r < n; ++r) out[r] = dot_vec(row_f32(rows[r], half, d, buf.data()), q, d) * scale;
+}
+
+void fma_lanes(const float* const* probs, int n_m, const void* const* rows, bool half, std::int64_t t0, std::int64_t n,
+               std::int64_t d, std::int64_t lanes, bool init, float* const* acc) {
+  if (init) {
+    for (std::int64_t j = 0; j < std::min(n, lanes); ++j) {
+      for (int m = 0; m < n_m; ++m) std::fill_n(acc[m] + ((t0 + j) % lanes) * d, d, 0.0f);
+    }
+  }
+  std::vector<float> buf(half ? static_cast<std::size_t>(d) : 0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::int64_t t = t0 + j;
+    const float* v = row_f32(rows[j], half, d, buf.data());
+    for (int m = 0; m < n_m; ++m) vec::fma_scalar(v, probs[m][t], acc[m] + (t % lanes) * d, d);
+  }
+}
+
 }  // namespace
 
-Ggml16Ops portable_ggml16() { return {dot_gemm, dot_vec, silu_mul, exp_sum}; }
+Ggml16Ops portable_ggml16() { return {dot_gemm, dot_vec, silu_mul, exp_sum, dot_vec_rows, fma_lanes}; }
 
 }  // namespace wisp::kernels

@@ -68,6 +68,8 @@ KernelSet build(Isa isa) {
   keep_or(k.ggml16.dot_vec, g.dot_vec);
   keep_or(k.ggml16.silu_mul, g.silu_mul);
   keep_or(k.ggml16.exp_sum, g.exp_sum);
+  keep_or(k.ggml16.dot_vec_rows, g.dot_vec_rows);
+  keep_or(k.ggml16.fma_lanes, g.fma_lanes);
   return k;
 }
 

@@ -63,6 +63,19 @@ struct Ggml16Ops {
   // x[i] = expf(x[i] - max) through ggml's vector exp; returns the sum over the groups of 16 of
   // double(reduce16(group)), in order (the softmax's denominator). n % 16 == 0.
   double (*exp_sum)(float* x, std::int64_t n, float max) = nullptr;
+  // Attention's two loops over the cache rows, for several queries per pass over the rows. The
+  // rows are f32, or with `half` IEEE binary16 values (the f16 cache read in place: the same
+  // numbers as their f32 conversion, so the same bits).
+  // QK: out[r] = dot_vec(rows[r], q, d) * scale for r < n (each output exactly dot_vec's bits).
+  void (*dot_vec_rows)(const float* q, const void* const* rows, bool half, std::int64_t n, std::int64_t d, float scale,
+                       float* out) = nullptr;
+  // PV: for j < n in order (position t = t0 + j, lane t % lanes) and each query m < n_m,
+  // acc[m][lane * d + i] = fma(rows[j][i], probs[m][t], acc[m][lane * d + i]) for i < d: one
+  // FMA chain per lane and output, in position order (ggml's lanes of the p.v dot). With `init`
+  // the chains start at +0 instead (the lanes of the run's positions are written, not read; the
+  // other lanes are left as they are).
+  void (*fma_lanes)(const float* const* probs, int n_m, const void* const* rows, bool half, std::int64_t t0,
+                    std::int64_t n, std::int64_t d, std::int64_t lanes, bool init, float* const* acc) = nullptr;
 };
 
 // What one ISA's translation units export (plain pointers; null or empty: the scalar reference).
