@@ -31,10 +31,11 @@ struct PagedKv {
 };
 
 // The same cache in a storage format the kernel decodes as it reads (f16, q8_0, q4: src/kv's
-// kv_quant.h): each row of head_dim values is row_bytes bytes, turned into floats one row at a time
-// by `decode` just before its dot product, so no f32 copy of the cache is ever made. The arithmetic
-// after decoding is the f32 path's, so an f16 cache gives exactly what f32 rows holding the same
-// half values give.
+// kv_quant.h): each row of head_dim values is row_bytes bytes, turned into floats by `decode` a
+// chunk of rows at a time into a scratch, once per tile of queries passing over them, so no f32
+// copy of the cache is ever made. Rows whose decoder is f16_bytes_to_f32_row (the f16 cache's) are
+// not decoded but read in place as halves. The arithmetic after decoding is the f32 path's, so an
+// f16 cache gives exactly what f32 rows holding the same half values give.
 using KvRowDecoder = void (*)(const std::byte* row, float* out, std::int64_t n);
 
 struct PagedKvRows {

@@ -1,7 +1,7 @@
 // Encoding and decoding of one cached K or V head vector (a "row": head_dim values) in each
 // KvType's byte layout (kv_type.h). The pool encodes a row as the model writes it; attention
-// decodes rows one at a time into a head_dim-float scratch as it reads them, so the cache is never
-// copied to f32 as a whole.
+// decodes rows a chunk at a time into a small float scratch as it reads them (f16 rows it reads in
+// place), so the cache is never copied to f32 as a whole.
 //
 // q8_0 is GGML's Q8_0 block exactly (so a q8_0 cache means what llama.cpp's -ctk q8_0 means):
 //   d = max|x| / 127, q = round-half-away(x / d) in [-127, 127], bytes [f16 d][32 x int8].

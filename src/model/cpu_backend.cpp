@@ -155,7 +155,7 @@ class CpuBackend final : public Backend {
     std::size_t n_blocks = 0;
     for (const SeqRun& run : runs) n_blocks += pool.block_table(run.seq).size();
     if (lay.type != KvType::kF32) {
-      // Coded rows (f16, q8_0, q4): the kernel decodes each row as it reads it.
+      // Coded rows (f16, q8_0, q4): the kernel decodes the rows as it reads them (f16 ones in place).
       kcoded_.resize(n_blocks);
       vcoded_.resize(n_blocks);
       coded_segs_.clear();
