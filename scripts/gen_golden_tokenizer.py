@@ -850,7 +850,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models-dir", type=Path, default=ROOT / "models")
     ap.add_argument("--wikitext", type=Path, default=ROOT.parent / "shared" / "data" / "wikitext-2-test.txt",
-                    help="also record token count and id digest of this text (skipped when absent)")
+                    help="also record token count and id digest of this text (a missing file is an error: goldens "
+                    "without the digest would make the WikiText tests skip; --no-wikitext leaves it out on purpose)")
+    ap.add_argument("--no-wikitext", action="store_true", help="write the goldens without the WikiText digest")
     ap.add_argument("--only-boundaries", action="store_true", help="write only smollm2-vocab-boundaries.json")
     ap.add_argument("--only-cased", nargs="+", metavar="PRE",
                     help="write only smollm2-vocab-pre-<PRE>-cased.json (gpt-4o's case-run texts); 'chameleon': "
@@ -862,7 +864,9 @@ def main() -> int:
     args = ap.parse_args()
     # Bytes, decoded without newline translation: the file has \r\n line ends, which must reach
     # the tokenizers as they are.
-    wikitext = args.wikitext.read_bytes().decode("utf-8") if args.wikitext.exists() else None
+    if not args.no_wikitext and not args.wikitext.is_file():
+        ap.error(f"no WikiText file at {args.wikitext} (give --wikitext PATH, or --no-wikitext)")
+    wikitext = None if args.no_wikitext else args.wikitext.read_bytes().decode("utf-8")
 
     corpus = build_corpus()
     assert len(corpus) >= 500, len(corpus)

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "../formats/fnv1a.h"
 #include "tokenizer_test_util.h"
@@ -12,7 +13,12 @@
 namespace wisp::test {
 namespace {
 
-std::string wikitext_path() { return std::string(WISP_SOURCE_DIR) + "/../shared/data/wikitext-2-test.txt"; }
+// WISP_WIKITEXT names the file where the checkout does not sit beside shared/ (a git worktree, a
+// clone elsewhere); otherwise the project's evaluation text beside the source tree.
+std::string wikitext_path() {
+  if (const char* env = std::getenv("WISP_WIKITEXT"); env != nullptr && *env != '\0') return env;
+  return std::string(WISP_SOURCE_DIR) + "/../shared/data/wikitext-2-test.txt";
+}
 
 struct WikiCase {
   const char* golden;
@@ -25,7 +31,8 @@ class WikiText : public ::testing::TestWithParam<WikiCase> {};
 
 TEST_P(WikiText, MatchesLlamaCppAndRoundTrips) {
   WISP_REQUIRE_MODEL(GetParam().file);
-  if (!std::filesystem::exists(wikitext_path())) GTEST_SKIP() << wikitext_path() << " is absent; skipping";
+  if (!std::filesystem::exists(wikitext_path()))
+    GTEST_SKIP() << wikitext_path() << " is absent (WISP_WIKITEXT names it); skipping";
   const auto golden = read_json(golden_path(std::string(GetParam().golden) + ".json"));
   ASSERT_TRUE(golden.contains("wikitext")) << "golden data has no WikiText digest: rerun the script";
   std::ifstream in(wikitext_path(), std::ios::binary);
