@@ -305,11 +305,11 @@ inline void xs_sums16(const XsTile16& tile, const BlockQ8_K* const (&y)[T], __m5
 
 template <int T>
 inline void xs_gemm16_tokens(const XsTile16* tile, std::int64_t nb, const BlockQ8_K* const (&ys)[T], __m512 (&out)[T]) {
-  // Lane chain k's value per token, in the order hsum8's tree needs them (as gemm16_tokens).
-  constexpr int kOrder[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  __m512 pair[T], quad[T], half[T];
-  for (int i = 0; i < 8; ++i) {
-    const int k = kOrder[i];
+  // Lane chain k's value per token goes to memory as it finishes, and hsum8's tree is built from
+  // there at the end: kept in registers beside the chains (12 more zmm for 4 tokens), g++ spilled
+  // the vpdpbusd chains instead, a store per multiply-add.
+  alignas(64) float v[8][T][16];
+  for (int k = 0; k < 8; ++k) {
     __m512 f[T];
     for (int t = 0; t < T; ++t) f[t] = _mm512_setzero_ps();
     for (std::int64_t b = k; b < nb; b += 8) {
@@ -321,23 +321,12 @@ inline void xs_gemm16_tokens(const XsTile16* tile, std::int64_t nb, const BlockQ
       for (int t = 0; t < T; ++t)
         f[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), _mm512_mul_ps(xd, _mm512_set1_ps(y[t]->d)), f[t]);
     }
-    for (int t = 0; t < T; ++t) {
-      if (i % 2 == 0) {
-        pair[t] = f[t];
-        continue;
-      }
-      const __m512 p = _mm512_add_ps(f[t], pair[t]);  // (v4 + v0), (v6 + v2), (v5 + v1), (v7 + v3)
-      if (i % 4 == 1) {
-        quad[t] = p;
-      } else {
-        const __m512 q = _mm512_add_ps(quad[t], p);
-        if (i == 3) {
-          half[t] = q;
-        } else {
-          out[t] = _mm512_add_ps(half[t], q);
-        }
-      }
-    }
+    for (int t = 0; t < T; ++t) _mm512_store_ps(v[k][t], f[t]);
+  }
+  for (int t = 0; t < T; ++t) {
+    const auto at = [&](int k) { return _mm512_load_ps(v[k][t]); };
+    out[t] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(at(4), at(0)), _mm512_add_ps(at(6), at(2))),
+                           _mm512_add_ps(_mm512_add_ps(at(5), at(1)), _mm512_add_ps(at(7), at(3))));
   }
 }
 
