@@ -126,6 +126,27 @@ ROWS = {
                              "calibration tokens",
                              ("wisp", ["--target-bpw=wq2-gptq-rs-act-4k", "--gptq", "--act-order", "--range-search",
                                        "--calib-tokens=4096"])),
+    # --gptq-search: each group's (s, z) by the grid search against GPTQ's own weights (group_search.h).
+    "wq3-gptq-search-act-4k": ("wisp WQ3_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
+                               ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
+                                         "--gptq-search", "--calib-tokens=4096"])),
+    "wq3-gptq-search-act-4k-out": ("wisp WQ3_G64 `--gptq --act-order --gptq-search --outliers 0.005`, 4096 "
+                                   "calibration tokens",
+                                   ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
+                                             "--gptq-search", "--outliers", "0.005", "--calib-tokens=4096"])),
+    "wq3-gptq-search-act-4k-awq": ("wisp WQ3_G64 `--gptq --act-order --gptq-search --awq`, 4096 calibration tokens",
+                                   ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
+                                             "--gptq-search", "--awq", "--calib-tokens=4096"])),
+    "wq2-gptq-search-act-4k": ("wisp WQ2_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
+                               ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
+                                         "--gptq-search", "--calib-tokens=4096"])),
+    "wq2-gptq-search-act-4k-out": ("wisp WQ2_G64 `--gptq --act-order --gptq-search --outliers 0.005`, 4096 "
+                                   "calibration tokens",
+                                   ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
+                                             "--gptq-search", "--outliers", "0.005", "--calib-tokens=4096"])),
+    "wq4-gptq-search-act-4k": ("wisp WQ4_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
+                               ("wisp", ["--type", "wq4_g64", "--gptq", "--act-order", "--range-search",
+                                         "--gptq-search", "--calib-tokens=4096"])),
 }
 
 
