@@ -20,6 +20,7 @@
 
 #include "formats/wq_format.h"
 #include "kernels/act_quant.h"
+#include "kernels/x86/blocks8_dots-inl.h"  // block_sums8 (the zmm reduction) with AVX-512 VNNI
 #include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
@@ -121,6 +122,31 @@ inline void wq_static_for(F&& f) {
   (std::make_integer_sequence<int, N>{});
 }
 
+#if defined(WISP_BLOCKS8_ZMM)
+// The 8 lanes' group headers of one full step without a gather (slow on this class of CPU): the
+// step's dwords (a header is dword g * kBlock / 4; steps of at most 256 bytes) in up to four
+// masked 64-byte loads that stop at the step's end, and one or two dword permutes.
+template <int B, int G>
+inline __m256i wq_headers8_zmm(const std::uint8_t* blk) {
+  constexpr int kRuns = G / 32, kGroups = 8 / kRuns;
+  constexpr int kD = static_cast<int>(wq_block_bytes(B, G)) / 4, kStepD = kD * kGroups;
+  constexpr int kMaxIdx = (kGroups - 1) * kD;
+  static_assert(kStepD <= 64);
+  const auto ld = [&](int i) {
+    const int cnt = kStepD - 16 * i < 0 ? 0 : kStepD - 16 * i > 16 ? 16 : kStepD - 16 * i;
+    return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << cnt) - 1), blk + 64 * i);
+  };
+  const __m512i idx = _mm512_setr_epi32(0, 1 / kRuns * kD, 2 / kRuns * kD, 3 / kRuns * kD, 4 / kRuns * kD,
+                                        5 / kRuns * kD, 6 / kRuns * kD, 7 / kRuns * kD, 0, 0, 0, 0, 0, 0, 0, 0);
+  __m512i h = _mm512_permutex2var_epi32(ld(0), idx, ld(1));
+  if constexpr (kMaxIdx >= 32) {
+    const __m512i hi = _mm512_permutex2var_epi32(ld(2), idx, ld(3));
+    h = _mm512_mask_blend_epi32(_mm512_cmpge_epi32_mask(idx, _mm512_set1_epi32(32)), h, hi);
+  }
+  return _mm512_castsi512_si256(h);
+}
+#endif
+
 // One step of dot_wq_blocks8: activation blocks b0 .. b0 + m - 1 (m = 8, or fewer in the row's
 // last step: whole groups; lanes past m give isum = 0 and scale 0, so fma(0, 0, acc) leaves acc
 // as it is: acc starts at +0 and never becomes -0 under round-to-nearest).
@@ -129,6 +155,35 @@ inline __m256 wq_step(const std::uint8_t* blk, const Q8_0SplitRow& y, std::int64
   constexpr int kRuns = G / 32;  // activation blocks per group
   constexpr int kGroups = 8 / kRuns;
   constexpr int kBlock = static_cast<int>(wq_block_bytes(B, G));
+#if defined(WISP_BLOCKS8_ZMM)
+  // Two blocks per vpdpbusd in zmm and blocks8_dots512-inl.h's shuffle tree for the 8 sums (the
+  // same exact integers as the ymm form below).
+  __m256i c[8];
+  for (int g = 0; g < kGroups; ++g) {
+    if (kTail && g * kRuns >= m) {
+      for (int k = 0; k < kRuns; ++k) c[g * kRuns + k] = _mm256_setzero_si256();
+      continue;
+    }
+    const std::uint8_t* planes = blk + g * kBlock + kWqHeaderBytes;
+    wq_static_for<kRuns>([&](auto kc) {
+      constexpr int k = decltype(kc)::value;
+      c[g * kRuns + k] = wq_codes32<B, G, k>(planes);
+    });
+  }
+  __m512i s[4];
+  const std::int8_t* q = y.qs + b0 * 32;
+  for (int j = 0; j < 4; ++j) {
+    // The tail's activation codes past the row are masked off (never read).
+    const __m512i av = kTail ? _mm512_maskz_loadu_epi8(j * 64 >= 32 * m        ? 0
+                                                       : j * 64 + 64 <= 32 * m ? ~__mmask64{0}
+                                                                               : (__mmask64{1} << 32) - 1,
+                                                       q + 64 * j)
+                             : _mm512_loadu_si512(q + 64 * j);
+    s[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                               _mm512_inserti64x4(_mm512_castsi256_si512(c[2 * j]), c[2 * j + 1], 1), av);
+  }
+  const __m256i dots = block_sums8(s[0], s[1], s[2], s[3]);
+#else
   __m256i p[8];
   for (int g = 0; g < kGroups; ++g) {
     if (kTail && g * kRuns >= m) {
@@ -142,6 +197,8 @@ inline __m256 wq_step(const std::uint8_t* blk, const Q8_0SplitRow& y, std::int64
       p[g * kRuns + k] = wq_block_lanes<B>(wq_codes32<B, G, k>(planes), load32(ag + 32 * k));
     });
   }
+  const __m256i dots = wq_sum32x8(p);
+#endif
   // Each lane's group header (s in the low half, z in byte 2) by one gather.
   const __m256i at = _mm256_setr_epi32(0, 1 / kRuns * kBlock, 2 / kRuns * kBlock, 3 / kRuns * kBlock,
                                        4 / kRuns * kBlock, 5 / kRuns * kBlock, 6 / kRuns * kBlock, 7 / kRuns * kBlock);
@@ -153,7 +210,15 @@ inline __m256 wq_step(const std::uint8_t* blk, const Q8_0SplitRow& y, std::int64
     dy = _mm256_maskload_ps(y.d + b0, live);
     sy = _mm256_maskload_epi32(y.sum + b0, live);
   } else {
+#if defined(WISP_BLOCKS8_ZMM)
+    if constexpr (wq_block_bytes(B, G) * (256 / G) <= 256) {  // the step (256 values) in at most 256 bytes
+      hdr = wq_headers8_zmm<B, G>(blk);
+    } else {
+      hdr = _mm256_i32gather_epi32(reinterpret_cast<const int*>(blk), at, 1);
+    }
+#else
     hdr = _mm256_i32gather_epi32(reinterpret_cast<const int*>(blk), at, 1);
+#endif
     dy = _mm256_loadu_ps(y.d + b0);
     sy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y.sum + b0));
   }
@@ -161,7 +226,7 @@ inline __m256 wq_step(const std::uint8_t* blk, const Q8_0SplitRow& y, std::int64
   const __m256i z = _mm256_and_si256(_mm256_srli_epi32(hdr, 16), _mm256_set1_epi32(0xff));
   const __m256i negz =
       _mm256_and_si256(_mm256_sub_epi32(_mm256_set1_epi32(kWqZeroShift<B>), z), _mm256_set1_epi32(0xffff));
-  const __m256i isum = _mm256_add_epi32(wq_sum32x8(p), _mm256_madd_epi16(negz, sy));
+  const __m256i isum = _mm256_add_epi32(dots, _mm256_madd_epi16(negz, sy));
   // The 8 half scales: the low two bytes of every dword, packed into the low 128 bits.
   const __m256i halves =
       _mm256_shuffle_epi8(hdr, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8,
