@@ -119,8 +119,8 @@ std::uint64_t lanes_touched(std::int64_t lo, std::int64_t pos, std::int64_t lane
 struct Scratch {
   std::vector<float> q, scores, acc, rows;  // rows: one chunk of decoded cache rows
   std::vector<const void*> row_ptrs;
-  std::vector<const float*> probs;  // per query of the tile: its row of `scores`
-  std::vector<float*> accs;         // per query: its lanes in `acc`
+  std::vector<const float*> probs, qs;  // per query of the tile: its row of `scores`, its q row
+  std::vector<float*> outs, accs;       // per query: where its scores of a run go, its lanes in `acc`
 };
 
 // Row access for the two cache forms: f32 planes are read in place; coded rows are decoded into
@@ -167,6 +167,13 @@ struct TileQuery {
   std::int64_t lo = 0, pos = 0;
 };
 
+// The end of the run of queries from m0 that see the same keys (the query heads of one token).
+int same_keys_end(std::span<const TileQuery> qs, int m0) {
+  int m1 = m0 + 1;
+  while (m1 < static_cast<int>(qs.size()) && qs[m1].lo == qs[m0].lo && qs[m1].pos == qs[m0].pos) ++m1;
+  return m1;
+}
+
 // Cache positions per pass: the decoded rows of one chunk stay in the L2 cache (64K floats).
 std::int64_t chunk_positions(std::int64_t d) { return std::max<std::int64_t>(64, 65536 / d / 64 * 64); }
 
@@ -198,6 +205,7 @@ void attend_tile(std::span<const TileQuery> qs, std::int64_t kv_head, const Rows
     if (p.round_f16) round_to_f16_row(q, d);
     float* sc = s.scores.data() + m * cap;
     s.probs[static_cast<std::size_t>(m)] = sc;
+    s.qs[static_cast<std::size_t>(m)] = q;
     std::fill_n(sc, qs[m].lo, -std::numeric_limits<float>::infinity());
   }
   const void** ptrs = s.row_ptrs.data();
@@ -206,17 +214,24 @@ void attend_tile(std::span<const TileQuery> qs, std::int64_t kv_head, const Rows
     const bool half = rows.fill(false, c0, c1 - c0, kv_head, vec_rows, s.rows.data(), ptrs);
     for (std::int64_t b0 = c0; b0 < c1; b0 += 64) {  // 64 K rows, still in L1, for every query
       const std::int64_t b1 = std::min(b0 + 64, c1);
-      for (int m = 0; m < nq; ++m) {
-        const std::int64_t a = std::max(b0, qs[m].lo), b = std::min(b1, qs[m].pos + 1);
-        if (a >= b) continue;
-        const float* q = s.q.data() + m * d;
-        float* sc = s.scores.data() + m * cap;
-        if (vec_rows) {
-          lanes16.dot_vec_rows(q, ptrs + (a - c0), half, b - a, d, p.kq_scale, sc + a);
-        } else {
-          for (std::int64_t t = a; t < b; ++t)
-            sc[t] = qk_dot(static_cast<const float*>(ptrs[t - c0]), q, d) * p.kq_scale;
+      for (int m0 = 0; m0 < nq;) {
+        const int m1 = same_keys_end(qs, m0);  // the query heads of one token: one call
+        const std::int64_t a = std::max(b0, qs[m0].lo), b = std::min(b1, qs[m0].pos + 1);
+        for (int m = m0; m < m1 && a < b; ++m) {
+          float* sc = s.scores.data() + m * cap;
+          if (vec_rows) {
+            s.outs[static_cast<std::size_t>(m)] = sc + a;
+          } else {
+            const float* q = s.q.data() + m * d;
+            for (std::int64_t t = a; t < b; ++t)
+              sc[t] = qk_dot(static_cast<const float*>(ptrs[t - c0]), q, d) * p.kq_scale;
+          }
         }
+        if (vec_rows && a < b) {
+          lanes16.dot_vec_rows(s.qs.data() + m0, m1 - m0, ptrs + (a - c0), half, b - a, d, p.kq_scale,
+                               s.outs.data() + m0);
+        }
+        m0 = m1;
       }
     }
   }
@@ -256,8 +271,7 @@ void attend_tile(std::span<const TileQuery> qs, std::int64_t kv_head, const Rows
     const std::int64_t c1 = std::min(c0 + chunk, hi_max + 1);
     const bool half = rows.fill(true, c0, c1 - c0, kv_head, true, s.rows.data(), ptrs);
     for (int m0 = 0; m0 < nq;) {
-      int m1 = m0 + 1;
-      while (m1 < nq && qs[m1].lo == qs[m0].lo && qs[m1].pos == qs[m0].pos) ++m1;
+      const int m1 = same_keys_end(qs, m0);
       const std::int64_t lo = qs[m0].lo, a = std::max(lo, c0), b = std::min(qs[m0].pos + 1, c1);
       if (a < b) {
         const std::int64_t first_end = std::min(qs[m0].pos + 1, (lo - lo_min) / chunk * chunk + lo_min + chunk);
@@ -352,6 +366,8 @@ void attention_over(std::span<const AttentionSegment<Kv>> segs, const AttentionP
               std::vector<float>(static_cast<std::size_t>(chunk) * ud),
               std::vector<const void*>(static_cast<std::size_t>(chunk)),
               std::vector<const float*>(mq),
+              std::vector<const float*>(mq),
+              std::vector<float*>(mq),
               std::vector<float*>(mq)};
     std::vector<TileQuery> qs;
     for (std::int64_t item = begin; item < end; ++item) {

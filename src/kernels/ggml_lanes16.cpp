@@ -64,10 +64,13 @@ const float* row_f32(const void* row, bool half, std::int64_t d, float* buf) {
   return buf;
 }
 
-void dot_vec_rows(const float* q, const void* const* rows, bool half, std::int64_t n, std::int64_t d, float scale,
-                  float* out) {
+void dot_vec_rows(const float* const* qs, int n_q, const void* const* rows, bool half, std::int64_t n, std::int64_t d,
+                  float scale, float* const* out) {
   std::vector<float> buf(half ? static_cast<std::size_t>(d) : 0);
-  for (std::int64_t r = 0; r < n; ++r) out[r] = dot_vec(row_f32(rows[r], half, d, buf.data()), q, d) * scale;
+  for (std::int64_t r = 0; r < n; ++r) {
+    const float* k = row_f32(rows[r], half, d, buf.data());
+    for (int m = 0; m < n_q; ++m) out[m][r] = dot_vec(k, qs[m], d) * scale;
+  }
 }
 
 void fma_lanes(const float* const* probs, int n_m, const void* const* rows, bool half, std::int64_t t0, std::int64_t n,

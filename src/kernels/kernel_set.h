@@ -66,9 +66,10 @@ struct Ggml16Ops {
   // Attention's two loops over the cache rows, for several queries per pass over the rows. The
   // rows are f32, or with `half` IEEE binary16 values (the f16 cache read in place: the same
   // numbers as their f32 conversion, so the same bits).
-  // QK: out[r] = dot_vec(rows[r], q, d) * scale for r < n (each output exactly dot_vec's bits).
-  void (*dot_vec_rows)(const float* q, const void* const* rows, bool half, std::int64_t n, std::int64_t d, float scale,
-                       float* out) = nullptr;
+  // QK: out[m][r] = dot_vec(rows[r], qs[m], d) * scale for r < n and each query m < n_q (each
+  // output exactly dot_vec's bits); each row is loaded once for several queries.
+  void (*dot_vec_rows)(const float* const* qs, int n_q, const void* const* rows, bool half, std::int64_t n,
+                       std::int64_t d, float scale, float* const* out) = nullptr;
   // PV: for j < n in order (position t = t0 + j, lane t % lanes) and each query m < n_m,
   // acc[m][lane * d + i] = fma(rows[j][i], probs[m][t], acc[m][lane * d + i]) for i < d: one
   // FMA chain per lane and output, in position order (ggml's lanes of the p.v dot). With `init`

@@ -130,19 +130,44 @@ inline __m512 reduce16_x16(const __m512 v[16]) {
                        _mm512_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// Per row dot_vec's operations; 16 rows share one transposed reduction instead of 16 horizontal
-// ones. (float -> double -> float of the sum is exact when there is no tail.)
-template <bool kHalf>
-void dot_vec_rows_d64(const float* q, const void* const* rows, std::int64_t n, std::int64_t d, float scale,
-                      float* out) {
+// Per row and query dot_vec's operations, for R queries at once: each K row's vectors are loaded
+// (widened) once for the R queries, each query keeping its own four accumulators and their fold;
+// 16 rows share one transposed reduction instead of 16 horizontal ones. (float -> double -> float
+// of the sum is exact when there is no tail.)
+template <bool kHalf, int R>
+void dot_vec_rows_d64(const float* const* qs, const void* const* rows, std::int64_t n, std::int64_t d, float scale,
+                      float* const* out) {
   const __m512 s = _mm512_set1_ps(scale);
+  alignas(64) float folded[R][16][16];
   std::int64_t r = 0;
   for (; r + 16 <= n; r += 16) {
-    __m512 v[16];
-    for (int slot = 0; slot < 16; ++slot) v[slot] = folded_dot<kHalf>(rows[r + 4 * (slot % 4) + slot / 4], q, d);
-    _mm512_storeu_ps(out + r, _mm512_mul_ps(reduce16_x16(v), s));
+    for (int slot = 0; slot < 16; ++slot) {
+      const void* k = rows[r + 4 * (slot % 4) + slot / 4];
+      __m512 a[R][4];
+      for (int m = 0; m < R; ++m) {
+        for (int j = 0; j < 4; ++j) a[m][j] = _mm512_setzero_ps();
+      }
+      for (std::int64_t i = 0; i < d; i += 64) {
+        __m512 kv[4];
+        for (int j = 0; j < 4; ++j) kv[j] = load16<kHalf>(k, i + 16 * j);
+        for (int m = 0; m < R; ++m) {
+          for (int j = 0; j < 4; ++j) a[m][j] = _mm512_fmadd_ps(kv[j], _mm512_loadu_ps(qs[m] + i + 16 * j), a[m][j]);
+        }
+      }
+      for (int m = 0; m < R; ++m) {
+        _mm512_store_ps(folded[m][slot],
+                        _mm512_add_ps(_mm512_add_ps(a[m][0], a[m][2]), _mm512_add_ps(a[m][1], a[m][3])));
+      }
+    }
+    for (int m = 0; m < R; ++m) {
+      __m512 v[16];
+      for (int slot = 0; slot < 16; ++slot) v[slot] = _mm512_load_ps(folded[m][slot]);
+      _mm512_storeu_ps(out[m] + r, _mm512_mul_ps(reduce16_x16(v), s));
+    }
   }
-  for (; r < n; ++r) out[r] = _mm512_reduce_add_ps(folded_dot<kHalf>(rows[r], q, d)) * scale;
+  for (; r < n; ++r) {
+    for (int m = 0; m < R; ++m) out[m][r] = _mm512_reduce_add_ps(folded_dot<kHalf>(rows[r], qs[m], d)) * scale;
+  }
 }
 
 // dot_vec of a cache row with a tail (n % 64 != 0): the tail's products added in double.
@@ -155,16 +180,29 @@ float dot_vec_tail(const void* k, const float* q, std::int64_t n) {
 }
 
 template <bool kHalf>
-void dot_vec_rows_any(const float* q, const void* const* rows, std::int64_t n, std::int64_t d, float scale,
-                      float* out) {
-  if (d % 64 == 0) return dot_vec_rows_d64<kHalf>(q, rows, n, d, scale, out);
-  for (std::int64_t r = 0; r < n; ++r) out[r] = dot_vec_tail<kHalf>(rows[r], q, d) * scale;
+void dot_vec_rows_any(const float* const* qs, int n_q, const void* const* rows, std::int64_t n, std::int64_t d,
+                      float scale, float* const* out) {
+  if (d % 64 != 0) {
+    for (int m = 0; m < n_q; ++m) {
+      for (std::int64_t r = 0; r < n; ++r) out[m][r] = dot_vec_tail<kHalf>(rows[r], qs[m], d) * scale;
+    }
+    return;
+  }
+  constexpr int kR = 4;  // 4 x 4 accumulators and a row's 4 vectors: 20 registers
+  int m = 0;
+  for (; m + kR <= n_q; m += kR) dot_vec_rows_d64<kHalf, kR>(qs + m, rows, n, d, scale, out + m);
+  switch (n_q - m) {
+    case 3: dot_vec_rows_d64<kHalf, 3>(qs + m, rows, n, d, scale, out + m); break;
+    case 2: dot_vec_rows_d64<kHalf, 2>(qs + m, rows, n, d, scale, out + m); break;
+    case 1: dot_vec_rows_d64<kHalf, 1>(qs + m, rows, n, d, scale, out + m); break;
+    default: break;
+  }
 }
 
-void dot_vec_rows(const float* q, const void* const* rows, bool half, std::int64_t n, std::int64_t d, float scale,
-                  float* out) {
-  if (half) return dot_vec_rows_any<true>(q, rows, n, d, scale, out);
-  dot_vec_rows_any<false>(q, rows, n, d, scale, out);
+void dot_vec_rows(const float* const* qs, int n_q, const void* const* rows, bool half, std::int64_t n, std::int64_t d,
+                  float scale, float* const* out) {
+  if (half) return dot_vec_rows_any<true>(qs, n_q, rows, n, d, scale, out);
+  dot_vec_rows_any<false>(qs, n_q, rows, n, d, scale, out);
 }
 
 // fma_lanes on W vectors of 16 columns (from column c) for R queries: lane by lane, each lane's

@@ -345,7 +345,7 @@ TEST(Attention, RowLoopsOfEveryIsaEqualThePortableForms) {
     const kernels::Ggml16Ops& ops = ks->ggml16;
     for (const std::int64_t d : {16, 48, 64, 80, 128, 200, 256}) {
       const std::int64_t n_rows = 90;
-      std::vector<float> rf(static_cast<std::size_t>(n_rows * d)), q(static_cast<std::size_t>(d));
+      std::vector<float> rf(static_cast<std::size_t>(n_rows * d)), q(static_cast<std::size_t>(6 * d));
       for (float& x : rf) x = nd(rng);
       for (float& x : q) x = nd(rng);
       std::vector<std::uint16_t> rh(rf.size());
@@ -357,11 +357,20 @@ TEST(Attention, RowLoopsOfEveryIsaEqualThePortableForms) {
                               : static_cast<const void*>(rf.data() + r * d));
         }
         for (const std::int64_t n : {1, 15, 16, 17, 33, 90}) {
-          std::vector<float> a(static_cast<std::size_t>(n)), b(a.size());
-          ops.dot_vec_rows(q.data(), rows.data(), half, n, d, 0.37f, a.data());
-          ref.dot_vec_rows(q.data(), rows.data(), half, n, d, 0.37f, b.data());
-          ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0)
-              << isa_name(isa) << " dot_vec_rows d " << d << " n " << n << " half " << half;
+          for (const int n_q : {1, 3, 4, 6}) {
+            std::vector<const float*> qs;
+            for (int m = 0; m < n_q; ++m) qs.push_back(q.data() + m * d);
+            std::vector<float> a(static_cast<std::size_t>(n_q * n)), b(a.size());
+            std::vector<float*> pa, pb;
+            for (int m = 0; m < n_q; ++m) {
+              pa.push_back(a.data() + m * n);
+              pb.push_back(b.data() + m * n);
+            }
+            ops.dot_vec_rows(qs.data(), n_q, rows.data(), half, n, d, 0.37f, pa.data());
+            ref.dot_vec_rows(qs.data(), n_q, rows.data(), half, n, d, 0.37f, pb.data());
+            ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0)
+                << isa_name(isa) << " dot_vec_rows d " << d << " n " << n << " queries " << n_q << " half " << half;
+          }
         }
         for (const std::int64_t lanes : {8, 16, 32, 64}) {
           for (const int n_m : {1, 3, 4, 6}) {
