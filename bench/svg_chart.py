@@ -93,7 +93,7 @@ def bar_chart(path, panels, title, ylabel):
     cats_of = {p: list(dict.fromkeys(c for s in panel.values() for c in s)) for p, panel in panels.items()}
     names = list(dict.fromkeys(n for panel in panels.values() for n in panel))
     pw = max(240, max((len(c) for c in cats_of.values()), default=1) * 22 * max(1, len(names)))
-    left, top, ph, gap = 70, 80, 320, 60
+    left, top, ph, gap = 170, 80, 320, 60
     W, H = left + len(panels) * (pw + gap), top + ph + 230
     o = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='{H}' font-family='sans-serif'>",
          "<rect width='100%' height='100%' fill='white'/>",
@@ -130,8 +130,8 @@ def bar_chart(path, panels, title, ylabel):
             o.append(f"<text x='{cx:.1f}' y='{top+ph+14}' font-size='11' text-anchor='end' "
                      f"transform='rotate(-40 {cx:.1f} {top+ph+14})'>{cat}</text>")
         if k == 0:
-            o.append(f"<text x='20' y='{top+ph/2}' font-size='13' text-anchor='middle' "
-                     f"transform='rotate(-90 20 {top+ph/2})'>{ylabel}</text>")
+            o.append(f"<text x='{left-45}' y='{top+ph/2}' font-size='13' text-anchor='middle' "
+                     f"transform='rotate(-90 {left-45} {top+ph/2})'>{ylabel}</text>")
     o.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(o) + "\n")
