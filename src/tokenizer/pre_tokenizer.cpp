@@ -159,6 +159,22 @@ void whitespace_with_breaks(Scanner& s) {
   }
 }
 
+// The last branches several regexes share, at the scanner position:
+// \p{N}{1,max_digits}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+ ('/' is itself in the
+// punctuation class, so only line breaks follow that run).
+void digits_punctuation_or_space(Scanner& s, std::size_t max_digits) {
+  const std::size_t p = s.pos();
+  if (s.flags(p) & kNumber) {
+    std::size_t e = p;
+    while ((s.flags(e) & kNumber) && e - p < max_digits) ++e;
+    s.emit(e);
+  } else if (std::size_t e = punctuation_run(s, p, /*one_break=*/false)) {
+    s.emit(e);
+  } else {
+    whitespace_with_breaks(s);
+  }
+}
+
 // Jais 2's whitespace branches: \s*[\r\n]+, then \s{k}(?!\S) for k = 512, 256, ..., 8, 4, then
 // \s{1,2}(?!\S) and \s{1}: long runs are cut into power-of-two pieces.
 void whitespace_in_powers_of_two(Scanner& s) {
@@ -323,18 +339,7 @@ void split_gpt4o(const DecodedText& t, Segment seg, std::size_t max_digits, bool
       s.emit(end + (contractions ? contraction_at(s, end, true) : 0));
       continue;
     }
-    if (f & kNumber) {  // \p{N}{1,3}
-      std::size_t e = p;
-      while ((s.flags(e) & kNumber) && e - p < max_digits) ++e;
-      s.emit(e);
-      continue;
-    }
-    //  ?[^\s\p{L}\p{N}]+[\r\n/]* ('/' is itself in the class, so only line breaks follow the run)
-    if (std::size_t e = punctuation_run(s, p, /*one_break=*/false)) {
-      s.emit(e);
-      continue;
-    }
-    whitespace_with_breaks(s);
+    digits_punctuation_or_space(s, max_digits);
   }
 }
 
@@ -422,17 +427,7 @@ void split_suffix_contractions(const DecodedText& t, Segment seg, const SuffixWo
       s.emit(q + contraction_at(s, q, true));
       continue;
     }
-    if (f & kNumber) {
-      std::size_t e = p;
-      while ((s.flags(e) & kNumber) && e - p < o.max_digits) ++e;
-      s.emit(e);
-      continue;
-    }
-    if (std::size_t e = punctuation_run(s, p, /*one_break=*/false)) {
-      s.emit(e);
-      continue;
-    }
-    whitespace_with_breaks(s);
+    digits_punctuation_or_space(s, o.max_digits);
   }
 }
 
