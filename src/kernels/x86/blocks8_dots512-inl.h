@@ -53,12 +53,41 @@ inline __m256 q4_0_scales8(const BlockQ4_0* x) {
 }
 
 // Q4_0 against kQ8_0Split, blocks8_dots<BlockQ4_0, false, 1>'s operations: the offset 8 through
-// the activation sums (2^3 x the code sum), a tail block's sum by one ymm vpdpbusd.
-inline __m512i codes64(const BlockQ4_0* x) { return nibbles64(x[0].qs, x[1].qs); }
-inline __m256 scales8(const BlockQ4_0* x) { return q4_0_scales8(x); }
-constexpr int offset_shift(const BlockQ4_0*) { return 3; }
-inline std::int32_t tail_block_sum(const BlockQ4_0& x, const std::int8_t* yq, std::int32_t ysum) {
-  return hsum_i32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles32(x.qs), load32(yq))) - 8 * ysum;
+// the activation sums, the tail as zero lanes beyond the row.
+inline float dot_q4_0_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ4_0*>(w);
+  const Q8_0SplitRow y = q8_0_split_row(static_cast<const std::uint8_t*>(a), n);
+  const std::int64_t nb = n / kQK;
+  const __m512i zero = _mm512_setzero_si512();
+  __m256 acc = _mm256_setzero_ps();
+  std::int64_t b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    prefetch_ahead(x + b, sizeof(BlockQ4_0) * 8);
+    const std::int8_t* q = y.qs + b * kQK;
+    const __m512i s01 = _mm512_dpbusd_epi32(zero, nibbles64(x[b].qs, x[b + 1].qs), _mm512_loadu_si512(q));
+    const __m512i s23 = _mm512_dpbusd_epi32(zero, nibbles64(x[b + 2].qs, x[b + 3].qs), _mm512_loadu_si512(q + 64));
+    const __m512i s45 = _mm512_dpbusd_epi32(zero, nibbles64(x[b + 4].qs, x[b + 5].qs), _mm512_loadu_si512(q + 128));
+    const __m512i s67 = _mm512_dpbusd_epi32(zero, nibbles64(x[b + 6].qs, x[b + 7].qs), _mm512_loadu_si512(q + 192));
+    const __m256i isum = _mm256_sub_epi32(block_sums8(s01, s23, s45, s67), _mm256_slli_epi32(load32(y.sum + b), 3));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(q4_0_scales8(x + b), _mm256_loadu_ps(y.d + b)), acc);
+  }
+  if (b < nb) {
+    alignas(32) std::int32_t is[8] = {};
+    alignas(32) float yd[8] = {};
+    alignas(16) std::uint16_t xd[8] = {};
+    for (std::int64_t k = 0; k < nb - b; ++k) {
+      const __m256i p =
+          _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles32(x[b + k].qs), load32(y.qs + (b + k) * kQK));
+      is[k] = hsum_i32(p) - 8 * y.sum[b + k];
+      yd[k] = y.d[b + k];
+      xd[k] = x[b + k].d;
+    }
+    const __m256 xdv = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(xd)));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(is))),
+                          _mm256_mul_ps(xdv, _mm256_load_ps(yd)), acc);
+  }
+  // blocks8_dots adds the (zero) minimum chain before the fold: acc + 0 is acc, as acc is never -0.
+  return hsum8(_mm256_add_ps(acc, _mm256_setzero_ps()));
 }
 
 // The half scales d of 8 consecutive Q8_0 blocks (34 bytes each: d at byte 34k, word 17k; blocks
@@ -82,45 +111,30 @@ inline __m512i q8_codes64(const std::int8_t* qs0, const std::int8_t* qs1) {
 
 // Q8_0 against kQ8_0Split, blocks8_dots<BlockQ8_0, false, 1>'s operations: the codes offset by
 // 128 as unsigned bytes, the offset taken out through the activation sums,
-// sum(x a) = sum((x + 128) a) - 128 sum(a) (2^7 x the code sum), exact in int32 for any int8 x; a
-// tail block's sum by the signed dot.
-inline __m512i codes64(const BlockQ8_0* x) { return q8_codes64(x[0].qs, x[1].qs); }
-inline __m256 scales8(const BlockQ8_0* x) { return q8_0_scales8(x); }
-constexpr int offset_shift(const BlockQ8_0*) { return 7; }
-inline std::int32_t tail_block_sum(const BlockQ8_0& x, const std::int8_t* yq, std::int32_t) {
-  return hsum_i32(dot4_s8s8(x.qs, yq));
-}
-
-// The kernel of both: per 8 blocks four vpdpbusd (two blocks each), the 8 exact block sums less
-// the offset, one convert, one multiply by the scale products and one FMA; the tail as zero lanes
-// beyond the row; blocks8_dots adds the (zero) minimum chain before the fold: acc + 0 is acc, as
-// acc is never -0.
-template <class Block>
-inline float dot_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
-  constexpr int kShift = offset_shift(static_cast<const Block*>(nullptr));
-  const auto* x = static_cast<const Block*>(w);
+// sum(x a) = sum((x + 128) a) - 128 sum(a), exact in int32 for any int8 x.
+inline float dot_q8_0_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockQ8_0*>(w);
   const Q8_0SplitRow y = q8_0_split_row(static_cast<const std::uint8_t*>(a), n);
   const std::int64_t nb = n / kQK;
   const __m512i zero = _mm512_setzero_si512();
   __m256 acc = _mm256_setzero_ps();
   std::int64_t b = 0;
   for (; b + 8 <= nb; b += 8) {
-    prefetch_ahead(x + b, sizeof(Block) * 8);
+    prefetch_ahead(x + b, sizeof(BlockQ8_0) * 8);
     const std::int8_t* q = y.qs + b * kQK;
-    const __m512i s01 = _mm512_dpbusd_epi32(zero, codes64(x + b), _mm512_loadu_si512(q));
-    const __m512i s23 = _mm512_dpbusd_epi32(zero, codes64(x + b + 2), _mm512_loadu_si512(q + 64));
-    const __m512i s45 = _mm512_dpbusd_epi32(zero, codes64(x + b + 4), _mm512_loadu_si512(q + 128));
-    const __m512i s67 = _mm512_dpbusd_epi32(zero, codes64(x + b + 6), _mm512_loadu_si512(q + 192));
-    const __m256i isum =
-        _mm256_sub_epi32(block_sums8(s01, s23, s45, s67), _mm256_slli_epi32(load32(y.sum + b), kShift));
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(scales8(x + b), _mm256_loadu_ps(y.d + b)), acc);
+    const __m512i s01 = _mm512_dpbusd_epi32(zero, q8_codes64(x[b].qs, x[b + 1].qs), _mm512_loadu_si512(q));
+    const __m512i s23 = _mm512_dpbusd_epi32(zero, q8_codes64(x[b + 2].qs, x[b + 3].qs), _mm512_loadu_si512(q + 64));
+    const __m512i s45 = _mm512_dpbusd_epi32(zero, q8_codes64(x[b + 4].qs, x[b + 5].qs), _mm512_loadu_si512(q + 128));
+    const __m512i s67 = _mm512_dpbusd_epi32(zero, q8_codes64(x[b + 6].qs, x[b + 7].qs), _mm512_loadu_si512(q + 192));
+    const __m256i isum = _mm256_sub_epi32(block_sums8(s01, s23, s45, s67), _mm256_slli_epi32(load32(y.sum + b), 7));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(q8_0_scales8(x + b), _mm256_loadu_ps(y.d + b)), acc);
   }
   if (b < nb) {
     alignas(32) std::int32_t is[8] = {};
     alignas(32) float yd[8] = {};
     alignas(16) std::uint16_t xd[8] = {};
     for (std::int64_t k = 0; k < nb - b; ++k) {
-      is[k] = tail_block_sum(x[b + k], y.qs + (b + k) * kQK, y.sum[b + k]);
+      is[k] = hsum_i32(dot4_s8s8(x[b + k].qs, y.qs + (b + k) * kQK));
       yd[k] = y.d[b + k];
       xd[k] = x[b + k].d;
     }
@@ -129,13 +143,6 @@ inline float dot_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
                           _mm256_mul_ps(xdv, _mm256_load_ps(yd)), acc);
   }
   return hsum8(_mm256_add_ps(acc, _mm256_setzero_ps()));
-}
-
-inline float dot_q4_0_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
-  return dot_blocks8_zmm<BlockQ4_0>(w, a, n);
-}
-inline float dot_q8_0_blocks8_zmm(const void* w, const void* a, std::int64_t n) {
-  return dot_blocks8_zmm<BlockQ8_0>(w, a, n);
 }
 
 }  // namespace
