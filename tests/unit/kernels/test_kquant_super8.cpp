@@ -25,6 +25,7 @@
 #include "kernels/dot.h"
 #include "kernels/kquant_unpack.h"
 #include "kernels/multi_dots.h"
+#include "gemm_bit_checks.h"
 #include "invariant_order_checks.h"
 #include "random_blocks.h"
 
@@ -101,17 +102,12 @@ std::vector<std::uint8_t> constant_q8_k(std::int64_t n, std::int8_t code) {
 TEST_P(KQuantSuper8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   const Isa isa = GetParam();
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
-  std::size_t n_multi = 0;
-  const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
   std::mt19937 rng(4242);
   for (GgmlType type : kTypes) {
     const auto id = static_cast<std::uint32_t>(type);
     const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
     ASSERT_NE(k, nullptr);
-    const kernels::MultiDot* m = nullptr;
-    for (std::size_t e = 0; e < n_multi; ++e) {
-      if (multi[e].weight_type == id && multi[e].slot == kernels::DotSlot::kInvariant) m = &multi[e];
-    }
+    const kernels::MultiDot* m = test::invariant_multi_dot(isa, id);
     ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
     for (std::int64_t blocks : {1, 7, 8, 9, 17}) {
       const std::int64_t n = blocks * kQK_K;
@@ -131,28 +127,10 @@ TEST_P(KQuantSuper8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
       }
       const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_K, n);
       const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);
-      std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m->gemm_rows) + 1);
-      for (std::int64_t first = 0; first < n_rows; first += m->gemm_rows) {
-        const int rows = static_cast<int>(std::min<std::int64_t>(m->gemm_rows, n_rows - first));
-        for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{6}, std::int64_t{5}, std::int64_t{1}}) {
-          const std::int64_t y_stride = 19;
-          std::vector<float> y(static_cast<std::size_t>(n_tok * y_stride), -7.0f);
-          m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
-                   n, y.data(), y_stride, scratch.data() + 1);
-          for (std::int64_t t = 0; t < n_tok; ++t) {
-            for (int r = 0; r < rows; ++r) {
-              const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
-                                                  a.data() + a_stride * static_cast<std::size_t>(t), n);
-              const float got = y[static_cast<std::size_t>(t * y_stride + r)];
-              ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
-                  << block_type(type).name << " " << isa_name(isa) << " n=" << n << " row " << first + r << " token "
-                  << t << " of " << n_tok << ": " << got << " vs " << want;
-            }
-            for (std::int64_t r = rows; r < y_stride; ++r)
-              ASSERT_EQ(y[static_cast<std::size_t>(t * y_stride + r)], -7.0f) << "written past the chunk's rows";
-          }
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(test::expect_gemm_equals_one_token_kernel(
+          std::string(block_type(type).name) + " " + isa_name(isa), *m, *k,
+          {w.data(), row_bytes, n_rows, a.data(), a_stride, n}, {n_act, 7, 6, 5, 1}, /*y_stride=*/19,
+          /*scratch_offset=*/1));
     }
   }
 }

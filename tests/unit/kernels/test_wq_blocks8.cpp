@@ -26,6 +26,7 @@
 #include "kernels/dot.h"
 #include "kernels/matmul.h"
 #include "kernels/multi_dots.h"
+#include "gemm_bit_checks.h"
 #include "random_blocks.h"
 #include "random_wq.h"
 
@@ -81,8 +82,6 @@ TEST_P(WqBlocks8Isa, EqualsItsScalarFormBitForBit) {
 TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   const Isa isa = GetParam();
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
-  std::size_t n_multi = 0;
-  const kernels::MultiDot* multi = kernels::multi_dots_for(isa, &n_multi);
   std::mt19937 rng(4141);
   for (int bits : kWqBits) {
     for (int group : kWqGroups) {
@@ -90,10 +89,7 @@ TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
       const std::string name = wq_type_name(bits, group);
       const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
       ASSERT_NE(k, nullptr);
-      const kernels::MultiDot* m = nullptr;
-      for (std::size_t e = 0; e < n_multi; ++e) {
-        if (multi[e].weight_type == id && multi[e].slot == kernels::DotSlot::kInvariant) m = &multi[e];
-      }
+      const kernels::MultiDot* m = test::invariant_multi_dot(isa, id);
       ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << name << ": no " << isa_name(isa) << " GEMM";
       for (std::int64_t groups : {1, 3, 8, 9}) {
         const std::int64_t n = groups * group;
@@ -109,27 +105,9 @@ TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
         }
         const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
         const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 12 tokens
-        std::vector<std::uint8_t> scratch(kernels::gemm8_scratch_bytes(n, m->gemm_rows) + 1);
-        for (std::int64_t first = 0; first < 17; first += m->gemm_rows) {
-          const int rows = static_cast<int>(std::min<std::int64_t>(m->gemm_rows, 17 - first));
-          for (std::int64_t n_tok : {n_act, std::int64_t{7}, std::int64_t{4}, std::int64_t{1}}) {
-            const std::int64_t y_stride = 17;
-            std::vector<float> y(static_cast<std::size_t>(n_tok * y_stride), -7.0f);
-            m->gemm8(w.data() + row_bytes * static_cast<std::size_t>(first), row_bytes, rows, a.data(), a_stride, n_tok,
-                     n, y.data(), y_stride, scratch.data() + 1);
-            for (std::int64_t t = 0; t < n_tok; ++t) {
-              for (int r = 0; r < rows; ++r) {
-                const float want = k->dot_invariant(w.data() + row_bytes * static_cast<std::size_t>(first + r),
-                                                    a.data() + a_stride * static_cast<std::size_t>(t), n);
-                const float got = y[static_cast<std::size_t>(t * y_stride + r)];
-                ASSERT_TRUE(same_bits(got, want)) << name << " " << isa_name(isa) << " n=" << n << " row " << first + r
-                                                  << " token " << t << " of " << n_tok << ": " << got << " vs " << want;
-              }
-              for (std::int64_t r = rows; r < y_stride; ++r)
-                ASSERT_EQ(y[static_cast<std::size_t>(t * y_stride + r)], -7.0f) << "written past the chunk's rows";
-            }
-          }
-        }
+        ASSERT_NO_FATAL_FAILURE(test::expect_gemm_equals_one_token_kernel(
+            name + " " + isa_name(isa), *m, *k, {w.data(), row_bytes, 17, a.data(), a_stride, n}, {n_act, 7, 4, 1},
+            /*y_stride=*/17, /*scratch_offset=*/1));
       }
     }
   }
