@@ -75,13 +75,16 @@ inline float super8_dot(const void* w, const void* a, std::int64_t n, Sums&& sum
 }  // namespace
 }  // namespace wisp::kernels::x86
 
-// Q6_K's one-token kernel in AVX-512 VNNI form (the same bits), after the helpers it uses.
+// Q4_K's and Q6_K's one-token kernels in AVX-512 VNNI form (the same bits), after the helpers they use.
 #include "kernels/x86/kquant_super8_dots512-inl.h"
 
 namespace wisp::kernels::x86 {
 namespace {
 
 float dot_q4_k_super8(const void* w, const void* a, std::int64_t n) {
+#if defined(WISP_SUPER8_ZMM)
+  return dot_q4_k_super8_zmm(w, a, n);
+#else
   return super8_dot<BlockQ4_K, true>(w, a, n, [](const BlockQ4_K& x, const BlockQ8_K& y, __m256i& ps, __m256i& pm) {
     const Q4KScales s = q4k_scales(x.scales);
     __m256i isum = _mm256_setzero_si256();
@@ -92,6 +95,7 @@ float dot_q4_k_super8(const void* w, const void* a, std::int64_t n) {
     ps = isum;
     pm = _mm256_zextsi128_si256(q4k_min_products(y, s.min));
   });
+#endif
 }
 
 float dot_q2_k_super8(const void* w, const void* a, std::int64_t n) {
