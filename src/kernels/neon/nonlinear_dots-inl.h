@@ -1,4 +1,4 @@
-// NEON dots of the 4-bit codebook types (IQ4_NL, IQ4_XS, MXFP4) in exactly the float orders of
+// NEON dots of the 4-bit codebook types (IQ4_NL, IQ4_XS, MXFP4, NVFP4) in exactly the float orders of
 // their scalar references (dot_nonlinear.cpp, where the orders are described): the codes go through
 // the 16-entry codebook with one table lookup (TBL), the integer lanes of 4 consecutive products
 // come from dot4 (SDOT where the build has it), and every float step is the reference's.
@@ -11,6 +11,7 @@
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
 #include "kernels/neon/simd-inl.h"
+#include "kernels/ue4m3_table.h"
 
 namespace wisp::kernels::neon {
 namespace {
@@ -84,6 +85,31 @@ float dot_iq4_nl(const void* w, const void* a, std::int64_t n) { return pairs_do
 float dot_iq4_nl_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockIQ4_NL>(w, a, n); }
 float dot_mxfp4(const void* w, const void* a, std::int64_t n) { return pairs_dot<BlockMXFP4>(w, a, n); }
 float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) { return repacked_dot<BlockMXFP4>(w, a, n); }
+
+// NVFP4 (two Q8_0 activation blocks per 64-value block) in the reference's order
+// (dot_nonlinear.cpp): one 8-lane accumulator; per block each half (16 bytes of qs, one activation
+// block) in turn, lanes 0-3 the 4-value sums of its first sub-block times that sub-block's scale,
+// lanes 4-7 those of its second. A half's bytes 0-7 hold the first sub-block (values 0-7 in the
+// low nibbles, 8-15 in the high ones), bytes 8-15 the second, so each sub-block's 16 values in
+// order are the low 8 bytes of the low-nibble and high-nibble lookups (or their high 8 bytes).
+float dot_nvfp4(const void* w, const void* a, std::int64_t n) {
+  const auto* x = static_cast<const BlockNVFP4*>(w);
+  const auto* y = static_cast<const BlockQ8_0*>(a);
+  const int8x16_t lut = codebook<BlockMXFP4>();
+  Acc8 acc;
+  for (std::int64_t b = 0; b < n / kQK_NVFP4; ++b) {
+    for (int h = 0; h < 2; ++h) {
+      const BlockQ8_0& yb = y[2 * b + h];
+      const Codes32 v = lut_values(x[b].qs + 16 * h, lut);
+      const int8x16_t first = vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(v.lo), vreinterpretq_s64_s8(v.hi)));
+      const int8x16_t second = vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(v.lo), vreinterpretq_s64_s8(v.hi)));
+      const float dy = h2f(yb.d);
+      acc.fma(kUe4m3Half.v[x[b].d[2 * h]] * dy, kUe4m3Half.v[x[b].d[2 * h + 1]] * dy, dot4(first, vld1q_s8(yb.qs)),
+              dot4(second, vld1q_s8(yb.qs + 16)));
+    }
+  }
+  return hsum8(acc);
+}
 
 float dot_iq4_nl_batched(const void* w, const void* a, std::int64_t n) {
   const auto* x = static_cast<const BlockIQ4_NL*>(w);

@@ -61,16 +61,17 @@ inline Codes32 fifth_bits(const std::uint8_t* qh) {
           vreinterpretq_s8_u8(vandq_u8(vtstq_u8(b23, bit), ten))};
 }
 
-// 8 float lanes as two halves, updated as acc[l] = fma(d, lane[l], acc[l]).
+// 8 float lanes as two halves, updated as acc[l] = fma(d, lane[l], acc[l]), with one d for all 8
+// lanes or one per half (d_lo for lanes 0-3, d_hi for 4-7).
 struct Acc8 {
   float32x4_t lo = vdupq_n_f32(0.0f);
   float32x4_t hi = vdupq_n_f32(0.0f);
 
-  void fma(float d, int32x4_t lanes_lo, int32x4_t lanes_hi) {
-    const float32x4_t dv = vdupq_n_f32(d);
-    lo = vfmaq_f32(lo, vcvtq_f32_s32(lanes_lo), dv);
-    hi = vfmaq_f32(hi, vcvtq_f32_s32(lanes_hi), dv);
+  void fma(float d_lo, float d_hi, int32x4_t lanes_lo, int32x4_t lanes_hi) {
+    lo = vfmaq_f32(lo, vcvtq_f32_s32(lanes_lo), vdupq_n_f32(d_lo));
+    hi = vfmaq_f32(hi, vcvtq_f32_s32(lanes_hi), vdupq_n_f32(d_hi));
   }
+  void fma(float d, int32x4_t lanes_lo, int32x4_t lanes_hi) { fma(d, d, lanes_lo, lanes_hi); }
 };
 
 // (x0 + x2) + (x1 + x3), as the second half of hsum_float_8.

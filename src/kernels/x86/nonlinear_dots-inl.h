@@ -13,6 +13,7 @@
 
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
+#include "kernels/ue4m3_table.h"
 #include "kernels/x86/simd-inl.h"
 
 namespace wisp::kernels::x86 {
@@ -99,24 +100,6 @@ float repacked_dot(const void* w, const void* a, std::int64_t n) {
 [[maybe_unused]] float dot_mxfp4_repacked(const void* w, const void* a, std::int64_t n) {
   return repacked_dot<BlockMXFP4>(w, a, n);
 }
-
-// NVFP4: half the unsigned E4M3 scale of every byte, as the reference computes it
-// (ue4m3_to_f32_half), in a table: decoding the four scales of a block with branches and int to
-// float conversions took about half of the dot's time.
-struct Ue4m3Table {
-  float v[256];
-};
-constexpr Ue4m3Table make_ue4m3_table() {
-  Ue4m3Table t{};
-  for (int x = 0; x < 256; ++x) {
-    const int exp = (x >> 3) & 0xF, man = x & 0x7;
-    const float raw =
-        exp == 0 ? static_cast<float>(man) : static_cast<float>(8 + man) * static_cast<float>(1 << (exp - 1));
-    t.v[x] = (x == 0 || x == 0x7F) ? 0.0f : raw * (1.0f / 1024.0f);
-  }
-  return t;
-}
-constexpr Ue4m3Table kUe4m3Half = make_ue4m3_table();
 
 // The 32 code values of two NVFP4 sub-blocks (16 bytes of qs) in element order: sub-block 0's low
 // then high nibbles of bytes 0-7 in the low 128 bits, sub-block 1's (bytes 8-15) in the high ones.

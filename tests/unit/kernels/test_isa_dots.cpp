@@ -82,8 +82,6 @@ TEST_P(IsaDots, CodebookTernaryAndGridTypesEqualScalarBitForBit) {
   for (GgmlType type : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kNVFP4, GgmlType::kTQ1_0,
                         GgmlType::kTQ2_0, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS,
                         GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
-    // NVFP4 has an x86 kernel only: the NEON bundles run its scalar reference.
-    if (type == GgmlType::kNVFP4 && (isa == Isa::kNeon || isa == Isa::kNeonDotprod)) continue;
     const DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(type), isa);
     const DotKernel* s = kernels::find_scalar_dot_kernel(static_cast<std::uint32_t>(type));
     ASSERT_NE(k, nullptr);
