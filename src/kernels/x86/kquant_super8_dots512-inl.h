@@ -1,9 +1,10 @@
 // The one-token Q6_K and Q4_K kernels of wisp's super8 order (decode) with AVX-512 VNNI: the same float
 // operations in the same order as kquant_super8_dots-inl.h's super8_dot (per group of 8
 // super-blocks one convert and one FMA of the S_b, then hsum8(acc - macc)), so the same bits;
-// only the exact integers S_b are formed another way: per super-block its two 128-value halves
-// side by side in zmm (four code vectors, each one vpdpbusd and one vpdpwssd by the sub-blocks'
-// scales) in place of AVX2's eight maddubs / madd / byte-shuffled scales, and the 16 partials of
+// only the exact integers S_b are formed another way: per super-block four 64-code vectors in
+// element order against the activation read in place, one vpdpbusd each, two vectors' partials
+// packed to int16 for one vpdpwssd by the sub-blocks' scales, in place of AVX2's maddubs / madd /
+// byte-shuffled scales per 32 codes; the 16 partials of
 // 8 super-blocks reduced by blocks8_dots512-inl.h's 128-bit tree. Compiled into the AVX-512
 // bundle only; included by kquant_super8_dots-inl.h after the helpers it shares.
 //
@@ -97,33 +98,35 @@ inline float super8_dot_zmm(const void* w, const void* a, std::int64_t n, Sums&&
                                       });
 }
 
-// 16 int32 partials of S_b for one Q6_K super-block: the codes of ql/qh's first 128 values in the
-// lower 256 bits, the second 128 in the upper (q6k_lanes' chunks k and 4 + k side by side), each
-// chunk pair one vpdpbusd of the unsigned codes (q + 32 <= 63: a partial <= 4 * 63 * 128 = 32256
-// is its own low int16) and one vpdpwssd by the sub-blocks' int8 scales as low int16s (0 above);
+// 16 int32 partials of S_b for one Q6_K super-block. Per 128-value half c, in element order (so
+// the activation is read in place): values 0-63 are ql[0, 64)'s low nibbles with qh[0, 32)'s bits
+// 0-1 (first 32) and 2-3 (next 32), values 64-127 the high nibbles with bits 4-5 and 6-7; qh's 32
+// bytes are broadcast to both halves of a zmm and shifted per half. Each 64-code vector is one
+// vpdpbusd of the unsigned codes (q + 32 <= 63: a partial <= 4 * 63 * 128 = 32256), two vectors'
+// partials packed to int16 (exact) meet their 16-value sub-blocks' int8 scales in one vpdpwssd;
 // the codes' offset 32 out through the activation's block sums, as q6k_lanes.
 inline __m512i q6k_partials16(const BlockQ6_K& x, const BlockQ8_K& y) {
   const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x30), zero = _mm512_setzero_si512();
-  const auto pair = [](const void* lo, const void* hi) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(load32(lo)), load32(hi), 1);
-  };
-  const __m512i qa = pair(x.ql, x.ql + 64), qb = pair(x.ql + 32, x.ql + 96);
-  const __m512i hv = _mm512_loadu_si512(x.qh);
-  const __m512i codes[4] = {
-      _mm512_or_si512(_mm512_and_si512(qa, m4), _mm512_and_si512(_mm512_slli_epi16(hv, 4), m2)),
-      _mm512_or_si512(_mm512_and_si512(qb, m4), _mm512_and_si512(_mm512_slli_epi16(hv, 2), m2)),
-      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qa, 4), m4), _mm512_and_si512(hv, m2)),
-      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qb, 4), m4), _mm512_and_si512(_mm512_srli_epi16(hv, 2), m2)),
-  };
+  const __m512i up = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);  // qh bits 0-1 | 2-3 to 4-5
+  const __m512i down = _mm512_inserti64x4(zero, _mm256_set1_epi16(2), 1);                // qh bits 4-5 | 6-7 to 4-5
   const __m256i scales16 = _mm256_cvtepi8_epi16(load16(x.scales));
-  const __m512i sc = _mm512_cvtepu16_epi32(scales16);  // int16 scale low, 0 above
+  const __m512i sz = _mm512_castsi256_si512(scales16);
   __m512i p = zero;
-  for (int k = 0; k < 4; ++k) {
-    const int j = 2 * k;
-    const __m512i idx = _mm512_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1, j + 8, j + 8, j + 8, j + 8, j + 9,
-                                          j + 9, j + 9, j + 9);
-    const __m512i act = pair(y.qs + 32 * k, y.qs + 128 + 32 * k);
-    p = _mm512_dpwssd_epi32(p, _mm512_dpbusd_epi32(zero, codes[k], act), _mm512_permutexvar_epi32(idx, sc));
+  for (int c = 0; c < 2; ++c) {
+    const __m512i ql = _mm512_loadu_si512(x.ql + 64 * c);
+    const __m512i qh = _mm512_broadcast_i64x4(load32(x.qh + 32 * c));
+    const __m512i lo = _mm512_ternarylogic_epi32(ql, m4, _mm512_and_si512(_mm512_sllv_epi16(qh, up), m2), 0xea);
+    const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m4,
+                                                 _mm512_and_si512(_mm512_srlv_epi16(qh, down), m2), 0xea);
+    const __m512i plo = _mm512_dpbusd_epi32(zero, lo, _mm512_loadu_si512(y.qs + 128 * c));
+    const __m512i phi = _mm512_dpbusd_epi32(zero, hi, _mm512_loadu_si512(y.qs + 128 * c + 64));
+    // packs' unit u: sub-block 8c + u's 4 partials, then 8c + 4 + u's.
+    const int j = 8 * c;
+    const __m512i idx = _mm512_setr_epi32(j * 0x10001, j * 0x10001, (j + 4) * 0x10001, (j + 4) * 0x10001,
+                                          (j + 1) * 0x10001, (j + 1) * 0x10001, (j + 5) * 0x10001, (j + 5) * 0x10001,
+                                          (j + 2) * 0x10001, (j + 2) * 0x10001, (j + 6) * 0x10001, (j + 6) * 0x10001,
+                                          (j + 3) * 0x10001, (j + 3) * 0x10001, (j + 7) * 0x10001, (j + 7) * 0x10001);
+    p = _mm512_dpwssd_epi32(p, _mm512_packs_epi32(plo, phi), _mm512_permutexvar_epi16(idx, sz));
   }
   const __m256i offset = _mm256_madd_epi16(load32(y.bsums), scales16);
   return _mm512_sub_epi32(p, _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
