@@ -106,6 +106,38 @@ std::vector<std::uint8_t> run_gptq(const std::vector<double>& h, const std::vect
   return q;
 }
 
+// A layer whose inputs are strongly correlated (each channel a step from its neighbour, every
+// 37th scaled by 6) and whose weights are small with three planted outliers per row: 256 inputs,
+// 32 rows, the Hessian of 512 activation rows.
+struct PlantedOutlierLayer {
+  std::int64_t n = 256, rows = 32;
+  std::vector<float> w;
+  std::vector<double> h;
+};
+
+PlantedOutlierLayer planted_outlier_layer(unsigned seed) {
+  PlantedOutlierLayer l;
+  const std::int64_t n = l.n, N = 512;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(N * n));
+  for (std::int64_t t = 0; t < N; ++t) {
+    float common = nd(rng);
+    for (std::int64_t j = 0; j < n; ++j) {
+      common = 0.9f * common + 0.45f * nd(rng);  // neighbouring channels correlated
+      x[static_cast<std::size_t>(t * n + j)] = common * (j % 37 == 0 ? 6.0f : 1.0f);
+    }
+  }
+  l.w.resize(static_cast<std::size_t>(l.rows * n));
+  std::normal_distribution<float> wd(0.0f, 0.02f);
+  for (auto& v : l.w) v = wd(rng);
+  for (std::int64_t r = 0; r < l.rows; ++r) {
+    for (int i = 0; i < 3; ++i) l.w[static_cast<std::size_t>(r * n + rng() % n)] = (rng() % 2 ? 1 : -1) * 0.25f;
+  }
+  l.h = hessian_of(x, n, 128);
+  return l;
+}
+
 TEST(Gptq, HessianInChunksEqualsOnePass) {
   const Golden g = load_golden();
   ASSERT_GT(g.n, 0);
@@ -199,24 +231,10 @@ TEST(Gptq, PlantedOutlierLayerBeatsRangeSearch) {
   // A layer whose inputs are strongly correlated and whose weights have planted outliers: the
   // range search can only trade clipping against step size per group; GPTQ also moves each
   // rounding error onto correlated columns. Measured as output error on the activations.
-  const std::int64_t n = 256, rows = 32, N = 512;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(N * n));
-  for (std::int64_t t = 0; t < N; ++t) {
-    float common = nd(rng);
-    for (std::int64_t j = 0; j < n; ++j) {
-      common = 0.9f * common + 0.45f * nd(rng);  // neighbouring channels correlated
-      x[static_cast<std::size_t>(t * n + j)] = common * (j % 37 == 0 ? 6.0f : 1.0f);
-    }
-  }
-  std::vector<float> w(static_cast<std::size_t>(rows * n));
-  std::normal_distribution<float> wd(0.0f, 0.02f);
-  for (auto& v : w) v = wd(rng);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (int i = 0; i < 3; ++i) w[static_cast<std::size_t>(r * n + rng() % n)] = (rng() % 2 ? 1 : -1) * 0.25f;
-  }
-  const auto h = hessian_of(x, n, 128);
+  const PlantedOutlierLayer layer = planted_outlier_layer(7);
+  const std::int64_t n = layer.n, rows = layer.rows;
+  const auto& w = layer.w;
+  const auto& h = layer.h;
   std::vector<float> imp(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) imp[static_cast<std::size_t>(j)] = static_cast<float>(h[j * n + j]);
   for (int bits : {3, 4}) {
@@ -248,24 +266,10 @@ TEST(Gptq, GridSearchBeatsTheRangeSearchOnAPlantedOutlierLayer) {
   // (measured 0.80x / 0.88x / 0.89x at 2 / 3 / 4 bits); in input order a group's own columns
   // absorb each other's errors, which per-column weights do not see, and it measured 1.06x /
   // 1.02x / 0.94x: printed, not asserted (docs/quantization.md).
-  const std::int64_t n = 256, rows = 32, N = 512;
-  std::mt19937 rng(11);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(N * n));
-  for (std::int64_t t = 0; t < N; ++t) {
-    float common = nd(rng);
-    for (std::int64_t j = 0; j < n; ++j) {
-      common = 0.9f * common + 0.45f * nd(rng);
-      x[static_cast<std::size_t>(t * n + j)] = common * (j % 37 == 0 ? 6.0f : 1.0f);
-    }
-  }
-  std::vector<float> w(static_cast<std::size_t>(rows * n));
-  std::normal_distribution<float> wd(0.0f, 0.02f);
-  for (auto& v : w) v = wd(rng);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (int i = 0; i < 3; ++i) w[static_cast<std::size_t>(r * n + rng() % n)] = (rng() % 2 ? 1 : -1) * 0.25f;
-  }
-  const auto h = hessian_of(x, n, 128);
+  const PlantedOutlierLayer layer = planted_outlier_layer(11);
+  const std::int64_t n = layer.n, rows = layer.rows;
+  const auto& w = layer.w;
+  const auto& h = layer.h;
   for (int bits : {2, 3, 4}) {
     for (bool act : {false, true}) {
       SCOPED_TRACE("bits " + std::to_string(bits) + " act_order " + std::to_string(act));
