@@ -23,6 +23,11 @@ std::string type_name(std::uint32_t type_id) {
 // Rows per unit of work: enough to amortize scheduling, small enough to balance two to a few
 // dozen threads on the narrowest matrices (a few hundred rows).
 constexpr std::int64_t kRowChunk = 16;
+// The float GEMM's unit from kGemmMinTokens tokens on: each call reads every token's activations
+// once, so 64 rows per call read them a quarter as often as 16; 64 rows of a 2048-column block
+// widen to 512 KiB, which stays in L2 (x86/float_gemm512-inl.h). On the 1B shape's F16 matrices
+// at 512 tokens, one thread: 2048x2048 ~100 -> ~125 GFLOP/s (bench/RESULTS.md, 2026-12-03).
+constexpr std::int64_t kFloatGemmRowChunk = 64, kGemmMinTokens = 4;
 
 // One weight matrix's part of a matmul call: its kernel, the activations converted for it, and
 // the per-token choice of dot function (ggml's can depend on the token's place in the batch:
@@ -38,9 +43,10 @@ struct Job {
   std::vector<const MultiDot*> multis;
   std::int64_t n_chunks = 0;
   DotOrder order = DotOrder::kGgml;
-  FloatGemmFn float_gemm = nullptr;  // wisp's float order as register tiles (float_gemm.h), or null
-  DotGemm8Fn gemm8 = nullptr;        // every token's one function as 8- or 16-row tiles (multi_dots.h), or null
-  int gemm_rows = 8;                 // rows per gemm8 call
+  FloatGemmFn float_gemm = nullptr;     // wisp's float order as register tiles (float_gemm.h), or null
+  DotGemm8Fn gemm8 = nullptr;           // every token's one function as 8- or 16-row tiles (multi_dots.h), or null
+  int gemm_rows = 8;                    // rows per gemm8 call
+  std::int64_t chunk_rows = kRowChunk;  // rows per unit of work
 };
 
 const DotKernel& checked_kernel(const MatrixView& w) {
@@ -71,8 +77,9 @@ Job plan_job(const MatmulOutput& out, std::int64_t n_tok, DotOrder order) {
     j.dots[i] = j.k->select(n_rows, n_tok, t, order);
     j.multis[i] = t > 0 && j.dots[i] == j.dots[i - 1] ? j.multis[i - 1] : find_multi_dot(*j.k, j.dots[i]);
   }
-  j.n_chunks = (n_rows + kRowChunk - 1) / kRowChunk;
   if (order == DotOrder::kBatchInvariant) j.float_gemm = find_float_gemm(*j.k);
+  if (j.float_gemm != nullptr && n_tok >= kGemmMinTokens) j.chunk_rows = kFloatGemmRowChunk;
+  j.n_chunks = (n_rows + j.chunk_rows - 1) / j.chunk_rows;
   if (order == DotOrder::kBatchInvariant && n_tok > 0 && j.multis[0] != nullptr &&
       std::all_of(j.dots.begin(), j.dots.end(), [&](DotFn f) { return f == j.dots[0]; })) {
     j.gemm8 = j.multis[0]->gemm8;
@@ -103,11 +110,11 @@ void tokens_of_row(const Job& j, std::int64_t n_tok, std::int64_t r, std::int64_
   }
 }
 
-// Rows [c * kRowChunk, ...) of one job for every token.
+// Rows [c * j.chunk_rows, ...) of one job for every token.
 void run_chunk(const Job& j, std::int64_t n_tok, std::int64_t c) {
   const MatrixView& w = *j.w;
-  const std::int64_t r0 = c * kRowChunk;
-  const std::int64_t r1 = std::min(w.n_rows, r0 + kRowChunk);
+  const std::int64_t r0 = c * j.chunk_rows;
+  const std::int64_t r1 = std::min(w.n_rows, r0 + j.chunk_rows);
   if (j.float_gemm != nullptr) {  // every token of the chunk's rows, tiled; outputs equal dot_invariant's
     j.float_gemm(w.row(r0), w.row_bytes, r1 - r0, reinterpret_cast<const float*>(j.act), j.act_bytes / sizeof(float),
                  n_tok, w.n_cols, j.y + r0, j.y_stride);

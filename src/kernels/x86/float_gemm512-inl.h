@@ -17,8 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -36,14 +37,18 @@ inline __m512 bcast8(const float* p) {
 
 // Row pairs [0, P) of a packed tile (pair p at w + p * pair_stride, 16 floats per step) times
 // tokens [0, T) (a + t * a_stride), `steps` whole steps of 8 columns, then, when `tail` is not
-// null, one more step whose activations are tail[t] (8 zero-padded floats per token).
-// y[t * y_stride + 2p + h] for 2p + h < rows.
+// null, one more step whose activations are tail[t] (8 zero-padded floats per token). The
+// accumulators start from zero, or with `resume` from state[p * T + t], where the row's earlier
+// column block left them; they go back there unless `last`, else each half is folded by hsum8
+// into y[t * y_stride + 2p + h] for 2p + h < rows. Parking an accumulator in memory between
+// blocks keeps its value and so the one-token kernel's order.
 template <int P, int T>
 void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::size_t a_stride, std::int64_t steps,
-                 const float (*tail)[8], int rows, float* y, std::int64_t y_stride) {
+                 const float (*tail)[8], __m512* state, bool resume, bool last, int rows, float* y,
+                 std::int64_t y_stride) {
   __m512 acc[P][T];
   for (int p = 0; p < P; ++p) {
-    for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
+    for (int t = 0; t < T; ++t) acc[p][t] = resume ? _mm512_load_ps(&state[p * T + t]) : _mm512_setzero_ps();
   }
   const auto step = [&](std::int64_t s, const __m512(&av)[T]) {
     for (int p = 0; p < P; ++p) {
@@ -63,6 +68,10 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
   }
   for (int p = 0; p < P; ++p) {
     for (int t = 0; t < T; ++t) {
+      if (!last) {
+        _mm512_store_ps(&state[p * T + t], acc[p][t]);
+        continue;
+      }
       float* dst = y + t * y_stride + 2 * p;
       if (2 * p < rows) dst[0] = hsum8(_mm512_castps512_ps256(acc[p][t]));
       if (2 * p + 1 < rows) dst[1] = hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[p][t]), 1)));
@@ -71,7 +80,8 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
 }
 
 using PackedTileFn = void (*)(const float* w, std::size_t pair_stride, const float* a, std::size_t a_stride,
-                              std::int64_t steps, const float (*tail)[8], int rows, float* y, std::int64_t y_stride);
+                              std::int64_t steps, const float (*tail)[8], __m512* state, bool resume, bool last,
+                              int rows, float* y, std::int64_t y_stride);
 
 // 4 pairs x 5 tokens: 20 accumulators, 5 activation vectors and a weight vector of the 32 zmm
 // registers; 20 FMAs per 4 + 5 loads.
@@ -83,48 +93,81 @@ constexpr auto packed_tiles(std::integer_sequence<int, I...>) {
 // The tile of p pairs by t tokens: kPackedTiles[(p - 1) * kPackedToks + t - 1].
 constexpr auto kPackedTiles = packed_tiles(std::make_integer_sequence<int, kPackedPairs * kPackedToks>{});
 
-// float_gemm's contract (float_gemm.h) on AVX-512: the rows packed in pairs, then token groups
-// outside and pair groups inside, so a group's activation rows stay in cache while the packed
-// rows pass over them.
+// Steps of 8 columns per column block: 2048 columns, so a block of a 64-row call packs to 512 KiB
+// (L2) and a token group's 5 activation slices (40 KiB) stay in L1 while the pair groups pass.
+// Longer rows (8192 columns: ffn_down) ran ~1.6x faster blocked than whole (bench_float_gemm).
+constexpr std::int64_t kPackedBlockSteps = 256;
+
+// Rows [0, n_rows) of columns [8 * s0, 8 * (s0 + steps)) widened and interleaved in pairs at
+// `packed` (pair p at packed + p * pair_stride): 16 floats per step, the two rows' 8 values side
+// by side, columns past n and the odd row count's missing partner zero.
+template <class W>
+void pack_pairs(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_rows, std::int64_t n, std::int64_t s0,
+                std::int64_t steps, float* packed, std::size_t pair_stride) {
+  using E = typename W::Elem;
+  const std::int64_t pairs = (n_rows + 1) / 2;
+  const std::int64_t whole = std::min(steps, n / 8 - s0);  // steps with 8 real columns
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    float* dst = packed + p * pair_stride;
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t r = 2 * p + h;
+      if (r >= n_rows) {  // computed and dropped
+        for (std::int64_t s = 0; s < steps; ++s) _mm256_store_ps(dst + 16 * s + 8 * h, _mm256_setzero_ps());
+        continue;
+      }
+      const E* row = reinterpret_cast<const E*>(w + r * w_stride) + 8 * s0;
+      for (std::int64_t s = 0; s < whole; ++s) _mm256_store_ps(dst + 16 * s + 8 * h, W::load8(row + 8 * s));
+      if (whole < steps) {
+        E pad[8] = {};
+        std::memcpy(pad, row + 8 * whole, static_cast<std::size_t>(n - 8 * (s0 + whole)) * sizeof(E));
+        _mm256_store_ps(dst + 16 * whole + 8 * h, W::load8(pad));
+      }
+    }
+  }
+}
+
+// float_gemm's contract (float_gemm.h) on AVX-512, per column block: the block's rows packed in
+// pairs, then token groups outside and pair groups inside, so a group's activation slices stay
+// in L1 while the packed rows (L2) pass over them; between blocks the accumulators wait in a
+// per-tile state array.
 template <class W>
 void float_gemm512(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_rows, const float* a,
                    std::size_t a_stride, std::int64_t n_tok, std::int64_t n, float* y, std::int64_t y_stride) {
   if (n_tok < kPackedMinTokens || n_rows < 2)
     return float_gemm<W>(w, w_stride, n_rows, a, a_stride, n_tok, n, y, y_stride);
-  using E = typename W::Elem;
   const std::int64_t n8 = n / 8, steps = (n + 7) / 8, pairs = (n_rows + 1) / 2;
-  const auto pair_stride = static_cast<std::size_t>(steps * 16);
+  const std::int64_t block = std::min(steps, kPackedBlockSteps);
+  const auto pair_stride = static_cast<std::size_t>(block * 16);
   const auto buf = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(pairs) * pair_stride + 16);
   float* packed = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.get()) + 63) & ~std::uintptr_t{63});
-  for (std::int64_t p = 0; p < pairs; ++p) {
-    float* dst = packed + p * pair_stride;
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t r = 2 * p + h;
-      if (r >= n_rows) {  // the odd row count's missing partner: zeros, computed and dropped
-        for (std::int64_t s = 0; s < steps; ++s) _mm256_store_ps(dst + 16 * s + 8 * h, _mm256_setzero_ps());
-        continue;
+  const std::int64_t groups = (n_tok + kPackedToks - 1) / kPackedToks;
+  const std::int64_t pair_groups = (pairs + kPackedPairs - 1) / kPackedPairs;
+  constexpr std::size_t kTileAccs = kPackedPairs * kPackedToks;
+  std::unique_ptr<__m512[]> state;  // only with more than one block
+  if (block < steps)
+    state = std::make_unique_for_overwrite<__m512[]>(static_cast<std::size_t>(groups * pair_groups) * kTileAccs);
+  for (std::int64_t s0 = 0; s0 < steps; s0 += block) {
+    const std::int64_t bs = std::min(block, steps - s0);
+    const bool first = s0 == 0, last = s0 + bs == steps;
+    const std::int64_t whole = std::min(bs, n8 - s0);  // the tile's whole steps; a tail step after them
+    pack_pairs<W>(w, w_stride, n_rows, n, s0, bs, packed, pair_stride);
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::int64_t t = g * kPackedToks;
+      const int tt = static_cast<int>(n_tok - t < kPackedToks ? n_tok - t : kPackedToks);
+      alignas(32) float tail[kPackedToks][8] = {};
+      if (whole < bs) {
+        for (int k = 0; k < tt; ++k)
+          std::memcpy(tail[k], a + (t + k) * a_stride + 8 * n8, static_cast<std::size_t>(n - 8 * n8) * sizeof(float));
       }
-      const E* row = reinterpret_cast<const E*>(w + r * w_stride);
-      for (std::int64_t s = 0; s < n8; ++s) _mm256_store_ps(dst + 16 * s + 8 * h, W::load8(row + 8 * s));
-      if (n8 < steps) {
-        E pad[8] = {};
-        std::memcpy(pad, row + 8 * n8, static_cast<std::size_t>(n - 8 * n8) * sizeof(E));
-        _mm256_store_ps(dst + 16 * n8 + 8 * h, W::load8(pad));
+      for (std::int64_t q = 0; q < pair_groups; ++q) {
+        const std::int64_t p = q * kPackedPairs;
+        const int pp = static_cast<int>(pairs - p < kPackedPairs ? pairs - p : kPackedPairs);
+        __m512* st = state == nullptr ? nullptr : &state[static_cast<std::size_t>(g * pair_groups + q) * kTileAccs];
+        kPackedTiles[(pp - 1) * kPackedToks + tt - 1](packed + p * pair_stride, pair_stride, a + t * a_stride + 8 * s0,
+                                                      a_stride, whole, whole < bs ? tail : nullptr, st, !first, last,
+                                                      static_cast<int>(n_rows - 2 * p), y + t * y_stride + 2 * p,
+                                                      y_stride);
       }
-    }
-  }
-  for (std::int64_t t = 0; t < n_tok; t += kPackedToks) {
-    const int tt = static_cast<int>(n_tok - t < kPackedToks ? n_tok - t : kPackedToks);
-    alignas(32) float tail[kPackedToks][8] = {};
-    if (n8 < steps) {
-      for (int k = 0; k < tt; ++k)
-        std::memcpy(tail[k], a + (t + k) * a_stride + 8 * n8, static_cast<std::size_t>(n - 8 * n8) * sizeof(float));
-    }
-    for (std::int64_t p = 0; p < pairs; p += kPackedPairs) {
-      const int pp = static_cast<int>(pairs - p < kPackedPairs ? pairs - p : kPackedPairs);
-      kPackedTiles[(pp - 1) * kPackedToks + tt - 1](packed + p * pair_stride, pair_stride, a + t * a_stride, a_stride,
-                                                    n8, n8 < steps ? tail : nullptr, static_cast<int>(n_rows - 2 * p),
-                                                    y + t * y_stride + 2 * p, y_stride);
     }
   }
 }

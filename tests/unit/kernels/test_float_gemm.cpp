@@ -93,7 +93,8 @@ TEST_P(FloatLanes8Isa, EqualsItsScalarFormBitForBit) {
 // The GEMM over every tile remainder: rows 1 .. 19 and 37 (tiles of 4, and of 8 for one token;
 // AVX-512: pairs of rows, 4 pairs per tile, an odd row's partner zero), tokens 1 .. 7, 9 and 13
 // (tiles of 3; AVX-512: of 5 from 4 tokens on), rows of 5, 64 and 203 values (a tail of the 8
-// columns per step), with padded strides.
+// columns per step) and of 4109 (AVX-512: two whole column blocks of 2048, the accumulators
+// parked between them, then a block of one whole step and the tail), with padded strides.
 TEST_P(FloatLanes8Isa, TiledGemmEqualsTheOneTokenKernelBitForBit) {
   const Isa isa = GetParam();
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
@@ -104,7 +105,7 @@ TEST_P(FloatLanes8Isa, TiledGemmEqualsTheOneTokenKernelBitForBit) {
     ASSERT_NE(k, nullptr);
     const kernels::FloatGemmFn gemm = kernels::find_float_gemm(*k);
     ASSERT_NE(gemm, nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
-    for (std::int64_t n : {5, 64, 203}) {
+    for (std::int64_t n : {5, 64, 203, 4109}) {
       const std::int64_t max_rows = 37, max_tok = 13;
       const std::size_t row_bytes = block_type(type).row_bytes(n) + 6;  // a stride past the row's end
       const auto packed = test::random_matrix(type, max_rows, n, rng);
