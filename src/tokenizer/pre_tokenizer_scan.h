@@ -120,18 +120,29 @@ inline std::size_t punctuation_run(const Scanner& s, std::size_t p, bool one_bre
   return o;
 }
 
+// The whitespace run at the scanner position: its length, and the position after its last line
+// break (0: it has none), which \s*[\r\n]+ matches up to.
+struct SpaceRun {
+  std::size_t n = 0;
+  std::size_t after_break = 0;
+};
+
+inline SpaceRun space_run(const Scanner& s) {
+  const std::size_t p = s.pos();
+  SpaceRun r;
+  while (s.flags(p + r.n) & kSpace) {
+    if (s.cp(p + r.n) == '\r' || s.cp(p + r.n) == '\n') r.after_break = p + r.n + 1;
+    ++r.n;
+  }
+  return r;
+}
+
 // \s*[\r\n]+|\s+(?!\S)|\s+ at the scanner position: the whitespace run up to and including its
 // last line break, else whitespace_run.
 inline void whitespace_with_breaks(Scanner& s) {
-  const std::size_t p = s.pos();
-  std::size_t n = 0;
-  std::size_t after_break = 0;
-  while (s.flags(p + n) & kSpace) {
-    if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
-    ++n;
-  }
-  if (after_break != 0) {
-    s.emit(after_break);
+  const SpaceRun r = space_run(s);
+  if (r.after_break != 0) {
+    s.emit(r.after_break);
   } else {
     whitespace_run(s);
   }

@@ -10,16 +10,12 @@ namespace {
 // \s{1,2}(?!\S) and \s{1}: long runs are cut into power-of-two pieces.
 void whitespace_in_powers_of_two(Scanner& s) {
   const std::size_t p = s.pos();
-  std::size_t n = 0;
-  std::size_t after_break = 0;
-  while (s.flags(p + n) & kSpace) {
-    if (s.cp(p + n) == '\r' || s.cp(p + n) == '\n') after_break = p + n + 1;
-    ++n;
-  }
-  if (after_break != 0) {
-    s.emit(after_break);
+  const SpaceRun r = space_run(s);
+  if (r.after_break != 0) {
+    s.emit(r.after_break);
     return;
   }
+  const std::size_t n = r.n;
   // \s{k}(?!\S): k spaces followed by another space or the end of the segment.
   auto fits = [&](std::size_t k) { return k <= n && (k < n || p + n >= s.hi()); };
   for (std::size_t k = 512; k >= 4; k /= 2) {
