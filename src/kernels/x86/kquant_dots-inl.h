@@ -26,16 +26,17 @@ struct Q4KScales {
 // The 12 scale bytes hold, for sub-block j < 4: scale j in the low 6 bits of byte j, min j in the
 // low 6 bits of byte j + 4; for j >= 4 the low 4 bits of scale j and min j in the nibbles of
 // byte j + 4 and the high 2 bits in the top bits of bytes j - 4 and j. Decoded four sub-blocks
-// at a time in 32-bit words, then widened.
+// at a time in the 32-bit lanes of an xmm (s is a block's scales field: the 16-byte load ends
+// within the block's codes), then widened.
 inline Q4KScales q4k_scales(const std::uint8_t* s) {
-  std::uint32_t w[3];
-  std::memcpy(w, s, sizeof w);
-  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-  const std::uint32_t sc_lo = w[0] & k6, mn_lo = w[1] & k6;
-  const std::uint32_t sc_hi = (w[2] & k4) | (((w[0] >> 6) & k2) << 4);
-  const std::uint32_t mn_hi = ((w[2] >> 4) & k4) | (((w[1] >> 6) & k2) << 4);
-  const __m256i both = _mm256_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi),
-                                                           static_cast<int>(mn_lo), static_cast<int>(mn_hi)));
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));  // dwords w0 w1 w2 (-)
+  // [w0 & k6, w2 & k4, w1 & k6, w2 >> 4 & k4] | [0, (w0 >> 6 & k2) << 4, 0, (w1 >> 6 & k2) << 4]
+  const __m128i low =
+      _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+                    _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i top = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)), 2),
+                                    _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+  const __m256i both = _mm256_cvtepu8_epi16(_mm_or_si128(low, top));  // 8 scales, then 8 mins
   const __m128i scales = _mm256_castsi256_si128(both);
   return {_mm256_broadcastsi128_si256(scales), _mm256_extracti128_si256(both, 1)};
 }
