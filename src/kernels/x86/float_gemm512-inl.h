@@ -38,17 +38,17 @@ inline __m512 bcast8(const float* p) {
 // Row pairs [0, P) of a packed tile (pair p at w + p * pair_stride, 16 floats per step) times
 // tokens [0, T) (a + t * a_stride), `steps` whole steps of 8 columns, then, when `tail` is not
 // null, one more step whose activations are tail[t] (8 zero-padded floats per token). The
-// accumulators start from zero, or with `resume` from state[p * T + t], where the row's earlier
-// column block left them; they go back there unless `last`, else each half is folded by hsum8
-// into y[t * y_stride + 2p + h] for 2p + h < rows. Parking an accumulator in memory between
-// blocks keeps its value and so the one-token kernel's order.
+// accumulators start from zero, or with `resume` from `state` (16 floats each, in p * T + t
+// order), where the rows' earlier column block left them; they go back there unless `last`, else
+// each half is folded by hsum8 into y[t * y_stride + 2p + h] for 2p + h < rows. Parking an
+// accumulator in memory between blocks keeps its value and so the one-token kernel's order.
 template <int P, int T>
 void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::size_t a_stride, std::int64_t steps,
-                 const float (*tail)[8], __m512* state, bool resume, bool last, int rows, float* y,
+                 const float (*tail)[8], float* state, bool resume, bool last, int rows, float* y,
                  std::int64_t y_stride) {
   __m512 acc[P][T];
   for (int p = 0; p < P; ++p) {
-    for (int t = 0; t < T; ++t) acc[p][t] = resume ? _mm512_load_ps(&state[p * T + t]) : _mm512_setzero_ps();
+    for (int t = 0; t < T; ++t) acc[p][t] = resume ? _mm512_load_ps(state + 16 * (p * T + t)) : _mm512_setzero_ps();
   }
   const auto step = [&](std::int64_t s, const __m512(&av)[T]) {
     for (int p = 0; p < P; ++p) {
@@ -69,7 +69,7 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
   for (int p = 0; p < P; ++p) {
     for (int t = 0; t < T; ++t) {
       if (!last) {
-        _mm512_store_ps(&state[p * T + t], acc[p][t]);
+        _mm512_store_ps(state + 16 * (p * T + t), acc[p][t]);
         continue;
       }
       float* dst = y + t * y_stride + 2 * p;
@@ -80,7 +80,7 @@ void packed_tile(const float* w, std::size_t pair_stride, const float* a, std::s
 }
 
 using PackedTileFn = void (*)(const float* w, std::size_t pair_stride, const float* a, std::size_t a_stride,
-                              std::int64_t steps, const float (*tail)[8], __m512* state, bool resume, bool last,
+                              std::int64_t steps, const float (*tail)[8], float* state, bool resume, bool last,
                               int rows, float* y, std::int64_t y_stride);
 
 // 4 pairs x 5 tokens: 20 accumulators, 5 activation vectors and a weight vector of the 32 zmm
@@ -142,10 +142,14 @@ void float_gemm512(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_r
   float* packed = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.get()) + 63) & ~std::uintptr_t{63});
   const std::int64_t groups = (n_tok + kPackedToks - 1) / kPackedToks;
   const std::int64_t pair_groups = (pairs + kPackedPairs - 1) / kPackedPairs;
-  constexpr std::size_t kTileAccs = kPackedPairs * kPackedToks;
-  std::unique_ptr<__m512[]> state;  // only with more than one block
-  if (block < steps)
-    state = std::make_unique_for_overwrite<__m512[]>(static_cast<std::size_t>(groups * pair_groups) * kTileAccs);
+  constexpr std::size_t kTileFloats = 16 * kPackedPairs * kPackedToks;  // a tile's accumulators
+  std::unique_ptr<float[]> state_buf;                                   // only with more than one block
+  float* state = nullptr;
+  if (block < steps) {
+    state_buf =
+        std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(groups * pair_groups) * kTileFloats + 16);
+    state = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(state_buf.get()) + 63) & ~std::uintptr_t{63});
+  }
   for (std::int64_t s0 = 0; s0 < steps; s0 += block) {
     const std::int64_t bs = std::min(block, steps - s0);
     const bool first = s0 == 0, last = s0 + bs == steps;
@@ -162,7 +166,7 @@ void float_gemm512(const std::uint8_t* w, std::size_t w_stride, std::int64_t n_r
       for (std::int64_t q = 0; q < pair_groups; ++q) {
         const std::int64_t p = q * kPackedPairs;
         const int pp = static_cast<int>(pairs - p < kPackedPairs ? pairs - p : kPackedPairs);
-        __m512* st = state == nullptr ? nullptr : &state[static_cast<std::size_t>(g * pair_groups + q) * kTileAccs];
+        float* st = state == nullptr ? nullptr : state + static_cast<std::size_t>(g * pair_groups + q) * kTileFloats;
         kPackedTiles[(pp - 1) * kPackedToks + tt - 1](packed + p * pair_stride, pair_stride, a + t * a_stride + 8 * s0,
                                                       a_stride, whole, whole < bs ? tail : nullptr, st, !first, last,
                                                       static_cast<int>(n_rows - 2 * p), y + t * y_stride + 2 * p,
