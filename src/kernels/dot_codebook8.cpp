@@ -1,6 +1,6 @@
 // wisp's own order for the 4-bit codebook types IQ4_NL, MXFP4 (32-value blocks) and IQ4_XS
-// (256-value super-blocks): the scalar form of their x86 dot_invariant kernels
-// (x86/codebook8_dots-inl.h) and of their prefill GEMMs (x86/codebook8_gemm-inl.h). Not
+// (256-value super-blocks): the scalar form of their dot_invariant kernels (x86/codebook8_dots-inl.h,
+// neon/codebook8_dots-inl.h) and of their x86 prefill GEMMs (x86/codebook8_gemm-inl.h). Not
 // llama.cpp's order, so not pinned to its bits but to these functions, which the SIMD kernels
 // reproduce exactly; the order's accuracy against the exact value is bounded by tests
 // (src/kernels/README.md).

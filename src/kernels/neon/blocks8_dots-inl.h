@@ -30,6 +30,16 @@ inline void halves8(const Block* x, Field f, float32x4_t& lo, float32x4_t& hi) {
   hi = vcvt_high_f32_f16(v);
 }
 
+// The scales d_x of 8 consecutive blocks of a type with a half field d, as halves8 gives them
+// (blocks8_dot's default; the codebook types pass their own, codebook8_dots-inl.h).
+struct HalfScales8 {
+  template <class Block>
+  void operator()(const Block* x, float32x4_t& lo, float32x4_t& hi) const {
+    halves8(
+        x, [](const Block& v) { return v.d; }, lo, hi);
+  }
+};
+
 // Lane i = the sum of the 4 lanes of p[i] (exact).
 inline int32x4_t sum4x4(int32x4_t p0, int32x4_t p1, int32x4_t p2, int32x4_t p3) {
   return vpaddq_s32(vpaddq_s32(p0, p1), vpaddq_s32(p2, p3));
@@ -92,17 +102,17 @@ inline int32x4_t q8_block_lanes(const std::int8_t* qs, const std::int8_t* a) {
 }
 
 // The common loop. Sums4(x + b, qs + 32 b, sum + b) gives 4 consecutive blocks' exact integer
-// sums; the minimum chain only for blocks with a field m.
-template <class Block, bool kMin, class Sums4>
-inline float blocks8_dot(const void* w, const void* a, std::int64_t n, Sums4&& sums4) {
+// sums, scales8(x + b, lo, hi) 8 consecutive blocks' scales d_x exactly; the minimum chain only
+// for blocks with a field m.
+template <class Block, bool kMin, class Sums4, class Scales8 = HalfScales8>
+inline float blocks8_dot(const void* w, const void* a, std::int64_t n, Sums4&& sums4, Scales8 scales8 = {}) {
   const auto* x = static_cast<const Block*>(w);
   const Q8_0SplitRow y = q8_0_split_row(a, n);
   const std::int64_t nb = n / kQK;
   Acc8 acc, macc;
-  const auto d_of = [](const Block& v) { return v.d; };
   const auto step = [&](const Block* xb, int32x4_t is_lo, int32x4_t is_hi, const float* yd, const float* ys) {
     float32x4_t xd_lo, xd_hi;
-    halves8(xb, d_of, xd_lo, xd_hi);
+    scales8(xb, xd_lo, xd_hi);
     acc.lo = vfmaq_f32(acc.lo, vcvtq_f32_s32(is_lo), vmulq_f32(xd_lo, vld1q_f32(yd)));
     acc.hi = vfmaq_f32(acc.hi, vcvtq_f32_s32(is_hi), vmulq_f32(xd_hi, vld1q_f32(yd + 4)));
     if constexpr (kMin) {

@@ -38,9 +38,11 @@ inline Codes32 lut_values(const std::uint8_t* qs, int8x16_t lut) {
   return {vqtbl1q_s8(lut, vreinterpretq_u8_s8(c.lo)), vqtbl1q_s8(lut, vreinterpretq_u8_s8(c.hi))};
 }
 
-inline int block_sum(Codes32 v, const std::int8_t* a) {
-  return vaddvq_s32(dot4(dot4(v.lo, vld1q_s8(a)), v.hi, vld1q_s8(a + 16)));
+// A block's 32 products in 4 int32 lanes of 8 each (exact), and their sum.
+inline int32x4_t block_lanes(Codes32 v, const std::int8_t* a) {
+  return dot4(dot4(v.lo, vld1q_s8(a)), v.hi, vld1q_s8(a + 16));
 }
+inline int block_sum(Codes32 v, const std::int8_t* a) { return vaddvq_s32(block_lanes(v, a)); }
 
 template <typename Block>
 float pairs_dot(const void* w, const void* a, std::int64_t n) {

@@ -1,6 +1,6 @@
 // wisp's own dot orders on NEON (DotKernel::dot_invariant of the plain and the SDOT bundle): each
 // kernel equals the same scalar form the x86 kernels equal (test_blocks8_dots, test_float_gemm,
-// test_kquant_super8), bit for bit, so the default numerics give an ARM machine and an x86 one the
+// test_kquant_super8, test_codebook8), bit for bit, so the default numerics give an ARM machine and an x86 one the
 // same bits for the same weights and activations. Cross-built for AArch64 and run under
 // qemu-aarch64 (tests/arm/): "max" runs both bundles, Cortex-A57 (no SDOT) the plain one; on x86
 // the suite skips.
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "formats/block_layouts.h"
 #include "formats/block_types.h"
 #include "formats/half.h"
 #include "kernels/act_quant.h"
@@ -49,6 +50,9 @@ constexpr Order kOrders[] = {
     {GgmlType::kQ4_K, kernels::scalar::dot_q4_k_super8, ActFormat::kQ8_K},
     {GgmlType::kQ5_K, kernels::scalar::dot_q5_k_super8, ActFormat::kQ8_K},
     {GgmlType::kQ6_K, kernels::scalar::dot_q6_k_super8, ActFormat::kQ8_K},
+    {GgmlType::kIQ4_NL, kernels::scalar::dot_iq4_nl_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kMXFP4, kernels::scalar::dot_mxfp4_blocks8, ActFormat::kQ8_0Split},
+    {GgmlType::kIQ4_XS, kernels::scalar::dot_iq4_xs_super8, ActFormat::kQ8_K},
 };
 
 // Split activation rows (ActFormat::kQ8_0Split): from the quantizer (random_blocks.h), and raw
@@ -116,6 +120,32 @@ TEST_P(NeonOrders, EqualTheScalarFormsTheX86KernelsEqualBitForBit) {
           o.type, isa_name(isa), k->dot_invariant, o.scalar_form, {n},
           [&](std::int64_t m) { return act_rows(o.act, m, rng); }, rng);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// MXFP4 again with exponents near 2^0: random exponent bytes reach 2^127, where most sums
+// overflow to infinity or NaN and a lane-order difference would not show. Codebook values
+// against activation codes over the whole int8 range (-128 included) as well.
+TEST_P(NeonOrders, Mxfp4WithModerateExponentsEqualsItsScalarFormBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  const kernels::DotKernel* k = kernels::find_dot_kernel_for(static_cast<std::uint32_t>(GgmlType::kMXFP4), isa);
+  ASSERT_NE(k, nullptr);
+  ASSERT_NE(k->dot_invariant, nullptr);
+  std::mt19937 rng(83);
+  for (std::int64_t n : lengths(ActFormat::kQ8_0Split)) {
+    std::vector<std::vector<std::uint8_t>> acts = test::activation_rows(ActFormat::kQ8_0Split, n, rng);
+    test::append_raw_split_rows(acts, n, rng, -128);
+    for (auto w : test::adversarial_weights(GgmlType::kMXFP4, n, rng)) {
+      for (std::size_t off = 0; off < w.size(); off += sizeof(BlockMXFP4))
+        w[off] = static_cast<std::uint8_t>(118 + rng() % 16);
+      for (const auto& a : acts) {
+        const float got = k->dot_invariant(w.data(), a.data(), n);
+        const float want = kernels::scalar::dot_mxfp4_blocks8(w.data(), a.data(), n);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
+            << "MXFP4 " << isa_name(isa) << " n=" << n << ": " << got << " vs " << want;
+      }
     }
   }
 }
