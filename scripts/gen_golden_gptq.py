@@ -8,9 +8,7 @@ rounding follows the project's conventions (formats/wq_format.h): float32 arithm
 s = (max - min) / (2^b - 1) with the range widened to contain 0, s rounded to half precision,
 z = clip(round(-min / s)) from that s, q = clip(round(r / s) + z), round = floor(x + 0.5), a
 constant group stored with s = |c|. A group's range is fixed when its first column (in processing
-order) is quantized, from the group's values as the earlier columns' updates left them: their
-min/max, or (search cases, `--gptq-search`) the grid search over (s, z) of grid_search() below,
-each value's squared error weighted by GPTQ's loss weight 1 / U_ii^2 of its column.
+order) is quantized, from the group's values as the earlier columns' updates left them.
 
 The layer: X (N x n activation rows) holds multiples of 1/16 with |16 x| <= 127, so X^T X is exact in
 float32 and float64 alike and the C++ accumulator must reproduce H = (2 / N) * X^T X bit for bit;
@@ -19,7 +17,7 @@ x n) is float32 with a few planted large weights.
 
 Writes tests/golden/gptq/layer.txt (or --out): whitespace-separated sections
   n ROWS N / X (N*n integers, 16 x) / W (rows*n floats) / hsum (sum of H's entries, float64 repr)
-  cases K, then per case: bits group act_order damp search, codes (rows*n), scales (f16 bits per group),
+  cases K, then per case: bits group act_order damp, codes (rows*n), scales (f16 bits per group),
   zeros (per group).
 Deterministic (fixed seed). Usage: python3 scripts/gen_golden_gptq.py [--out tests/golden/gptq/layer.txt]
 """
@@ -71,51 +69,7 @@ def wq_code(r, scale, zero, bits):
     return int(np.clip(q, F32(0), F32(qmax)))
 
 
-def group_error(x, w, bits, s, z):
-    """sum_j w_j (x_j - dequant(code(x_j)))^2: the difference in float32, the sum in float64, j ascending."""
-    terms = np.empty(len(x))
-    for j in range(len(x)):
-        q = wq_code(x[j], s, z, bits)
-        d = F32(F32(x[j]) - F32(s * F32(q - z)))
-        terms[j] = float(w[j]) * float(d) * float(d)
-    return float(np.cumsum(terms)[-1])
-
-
-def grid_search(x, w, bits, n_scales=31):
-    """(Up to 4 bits; wider types take the range search, not modelled here.) The (s, z) grid search: every f16 scale (max - min) / (2^b - 1) * (50 - k) / 50 (the range widened to 0)
-    with every zero-point, after the min/max parameters; then one weighted least-squares refit of s for the
-    best candidate's codes. Strict improvements only, in this order."""
-    x = x.astype(F32)
-    mn, mx = F32(x.min()), F32(x.max())
-    best = wq_stored_params(mn, mx, bits)
-    if mn == mx:
-        return best
-    best_err = group_error(x, w, bits, *best)
-    qmax = 2 ** bits - 1
-    step = F32(F32(max(mx, F32(0)) - min(mn, F32(0))) / F32(qmax))
-    for k in range(n_scales):
-        raw = F32(step * F32(F32(50 - k) / F32(50)))
-        s = F32(np.float16(min(raw, F32(65504))))
-        if not s > 0:
-            continue
-        for z in range(qmax + 1):
-            e = group_error(x, w, bits, s, z)
-            if e < best_err:
-                best_err, best = e, (s, z)
-    s, z = best
-    num = den = 0.0
-    for j in range(len(x)):
-        t = float(wq_code(x[j], s, z, bits) - z)
-        num += float(w[j]) * float(x[j]) * t
-        den += float(w[j]) * t * t
-    if den > 0 and num > 0:
-        s2 = F32(np.float16(min(F32(num / den), F32(65504))))
-        if s2 > 0 and group_error(x, w, bits, s2, z) < best_err:
-            best = (s2, z)
-    return best
-
-
-def gptq(W, H, bits, group, act_order, damp, search=False):
+def gptq(W, H, bits, group, act_order, damp):
     rows, n = W.shape
     W = W.astype(np.float64).copy()
     H = H.copy()
@@ -142,11 +96,7 @@ def gptq(W, H, bits, group, act_order, damp, search=False):
             cols = pos[g * group:(g + 1) * group]
             for r in range(rows):
                 vals = Wp[r, cols].astype(F32)
-                if search:  # GPTQ's loss weight per column: 1 / U_ii^2
-                    wts = (1.0 / np.diag(U)[cols] ** 2).astype(F32)
-                    scales[r, g], zeros[r, g] = grid_search(vals, wts, bits)
-                else:
-                    scales[r, g], zeros[r, g] = wq_stored_params(vals.min(), vals.max(), bits)
+                scales[r, g], zeros[r, g] = wq_stored_params(vals.min(), vals.max(), bits)
         err = np.empty(rows)
         for r in range(rows):
             s, z = scales[r, g], zeros[r, g]
@@ -179,9 +129,7 @@ def main():
     N, n = Xi.shape
     X = Xi.astype(np.float64) / 16.0
     H = (2.0 / N) * (X.T @ X)
-    cases = [(4, 32, False, 0.01, False), (3, 64, True, 0.01, False), (2, 32, True, 0.1, False),
-             (3, 32, False, 1.0, False), (3, 64, True, 0.01, True), (2, 32, False, 0.01, True),
-             (2, 64, True, 0.1, True)]
+    cases = [(4, 32, False, 0.01), (3, 64, True, 0.01), (2, 32, True, 0.1), (3, 32, False, 1.0)]
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         f.write("# generated by scripts/gen_golden_gptq.py (numpy GPTQ oracle); do not edit\n")
@@ -190,9 +138,9 @@ def main():
         f.write("W " + " ".join(repr(float(v)) for v in W.ravel()) + "\n")
         f.write(f"hsum {float(H.sum())!r}\n")
         f.write(f"cases {len(cases)}\n")
-        for bits, group, act, damp, search in cases:
-            codes, scales, zeros = gptq(W, H, bits, group, act, damp, search)
-            f.write(f"case {bits} {group} {int(act)} {damp!r} {int(search)}\n")
+        for bits, group, act, damp in cases:
+            codes, scales, zeros = gptq(W, H, bits, group, act, damp)
+            f.write(f"case {bits} {group} {int(act)} {damp!r}\n")
             f.write("codes " + " ".join(str(v) for v in codes.ravel()) + "\n")
             f.write("scales " + " ".join(str(int(np.float16(v).view(np.uint16))) for v in scales.ravel()) + "\n")
             f.write("zeros " + " ".join(str(v) for v in zeros.ravel()) + "\n")

@@ -126,27 +126,23 @@ ROWS = {
                              "calibration tokens",
                              ("wisp", ["--target-bpw=wq2-gptq-rs-act-4k", "--gptq", "--act-order", "--range-search",
                                        "--calib-tokens=4096"])),
-    # --gptq-search: each group's (s, z) by the grid search against GPTQ's own weights (group_search.h).
-    "wq3-gptq-search-act-4k": ("wisp WQ3_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
-                               ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
-                                         "--gptq-search", "--calib-tokens=4096"])),
-    "wq3-gptq-search-act-4k-out": ("wisp WQ3_G64 `--gptq --act-order --gptq-search --outliers 0.005`, 4096 "
-                                   "calibration tokens",
-                                   ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
-                                             "--gptq-search", "--outliers", "0.005", "--calib-tokens=4096"])),
-    "wq3-gptq-search-act-4k-awq": ("wisp WQ3_G64 `--gptq --act-order --gptq-search --awq`, 4096 calibration tokens",
-                                   ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
-                                             "--gptq-search", "--awq", "--calib-tokens=4096"])),
-    "wq2-gptq-search-act-4k": ("wisp WQ2_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
+    # Gemma WQ2_G64: what moves it toward "usable", and where llama.cpp's own 2-bit types land.
+    "wq2-gptq-rs-act-4k-out": ("wisp WQ2_G64 `--gptq --act-order --range-search --outliers 0.01`, 4096 calibration "
+                               "tokens",
                                ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                         "--gptq-search", "--calib-tokens=4096"])),
-    "wq2-gptq-search-act-4k-out": ("wisp WQ2_G64 `--gptq --act-order --gptq-search --outliers 0.005`, 4096 "
+                                         "--outliers", "0.01", "--calib-tokens=4096"])),
+    "wq2-gptq-rs-act-4k-awq": ("wisp WQ2_G64 `--gptq --act-order --range-search --awq`, 4096 calibration tokens",
+                               ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search", "--awq",
+                                         "--calib-tokens=4096"])),
+    "wq2-gptq-rs-act-4k-awq-out": ("wisp WQ2_G64 `--gptq --act-order --range-search --awq --outliers 0.01`, 4096 "
                                    "calibration tokens",
-                                   ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                             "--gptq-search", "--outliers", "0.005", "--calib-tokens=4096"])),
-    "wq4-gptq-search-act-4k": ("wisp WQ4_G64 `--gptq --act-order --gptq-search`, 4096 calibration tokens",
-                               ("wisp", ["--type", "wq4_g64", "--gptq", "--act-order", "--range-search",
-                                         "--gptq-search", "--calib-tokens=4096"])),
+                                   ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search", "--awq",
+                                             "--outliers", "0.01", "--calib-tokens=4096"])),
+    # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
+    "f16-embd-q8": ("wisp F16 with token_embd Q8_0 (`--type f16 --type-override token_embd=q8_0`)",
+                    ("wisp", ["--type", "f16", "--type-override", "token_embd=q8_0"])),
+    "llama-iq2_xxs-imat": ("llama.cpp IQ2_XXS (imatrix)", ("llama", "IQ2_XXS", True)),
+    "llama-q2_k_s-imat": ("llama.cpp Q2_K_S (imatrix)", ("llama", "Q2_K_S", True)),
 }
 
 

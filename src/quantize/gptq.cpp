@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "formats/half.h"
-#include "quantize/group_search.h"
 #include "quantize/row_quantizer.h"
 #include "wisp/error.h"
 
@@ -297,9 +296,8 @@ struct RowChunk {
           v -= err[static_cast<std::size_t>(r * B + (t - b0))] * fac.u[static_cast<std::size_t>(t * n + p)];
       }
       gx[static_cast<std::size_t>(j)] = static_cast<float>(v);
-      const double u_pp = fac.u[static_cast<std::size_t>(p * n + p)];
-      const double weight = opt.grid_search ? 1.0 / (u_pp * u_pp) : fac.diag[static_cast<std::size_t>(c)];
-      gw[static_cast<std::size_t>(j)] = kept[static_cast<std::size_t>(r * n + c)] ? 0.0f : static_cast<float>(weight);
+      gw[static_cast<std::size_t>(j)] =
+          kept[static_cast<std::size_t>(r * n + c)] ? 0.0f : static_cast<float>(fac.diag[static_cast<std::size_t>(c)]);
       if (!kept[static_cast<std::size_t>(r * n + c)])
         lo = std::min(lo, gx[static_cast<std::size_t>(j)]), hi = std::max(hi, gx[static_cast<std::size_t>(j)]);
     }
@@ -310,7 +308,6 @@ struct RowChunk {
           gx[static_cast<std::size_t>(j)] = lo > hi ? 0.0f : std::clamp(0.0f, lo, hi);
       }
     }
-    if (opt.grid_search) return grid_search_group_params(gx.data(), gw.data(), f.bits, static_cast<int>(G));
     if (opt.range_search) return search_group_params(gx.data(), gw.data(), f.bits, static_cast<int>(G));
     const auto [mn, mx] = std::minmax_element(gx.begin(), gx.end());
     return wq_stored_params(*mn, *mx, f.bits);

@@ -14,10 +14,6 @@
 // WQ groups are consecutive input columns; each group's scale and zero-point (min/max of the
 // group's current values, or the range search weighted by diag H) are fixed when the first of its
 // columns comes up in the processing order, from the values as all earlier columns left them.
-// With grid_search the choice is a search over (s, z) candidates whose measure is GPTQ's own:
-// column i's rounding error costs (w_i - q_i)^2 / U_ii^2 once the later columns have absorbed
-// what they can, so a column that later ones can compensate well (small 1 / U_ii^2) may be
-// rounded coarsely, and diag H (the cost without compensation) overstates it.
 // That is plain GPTQ with groups in input order and a consistent rule under act_order (whose
 // groups stay the format's consecutive columns, so nothing else has to be stored).
 //
@@ -40,9 +36,6 @@ struct GptqOptions {
   bool act_order = false;     // --act-order: columns by descending diag H
   int block_size = 128;       // --gptq-block: columns per lazy update
   bool range_search = false;  // group ranges by the weighted range search instead of min/max
-  // --gptq-search: each group's (s, z) by the grid search of group_search.h, each value's error
-  // weighted by 1 / U_ii^2 (what GPTQ's loss charges for it); wins over range_search.
-  bool grid_search = false;
   int n_threads = 1;
 };
 

@@ -33,7 +33,6 @@ struct QuantizeFlags {
   bool gptq = false;
   double gptq_damp = 0.01;
   bool act_order = false;
-  bool gptq_search = false;
   bool gptq_sequential = false;
   std::uint64_t gptq_block = 128;
   std::optional<double> outliers;
@@ -83,10 +82,6 @@ void declare(CommandLine& cl, QuantizeFlags& f) {
       .help("with --gptq: dampening, a fraction of the mean Hessian diagonal added to it");
   cl.flag("--act-order", f.act_order)
       .help("with --gptq: quantize columns by descending Hessian diagonal instead of in input order");
-  cl.flag("--gptq-search", f.gptq_search)
-      .help(
-          "with --gptq: each group's scale and zero-point by a search over (s, z) candidates against GPTQ's own "
-          "error weights, instead of its min/max (or --range-search) range");
   cl.flag("--gptq-sequential", f.gptq_sequential)
       .help(
           "with --gptq: each layer's Hessians from the calibration run through the model with its earlier layers "
@@ -183,10 +178,9 @@ int cmd_quantize(int argc, char** argv) {
     opt.gptq = true;
     opt.gptq_opt.damp = d;
     opt.gptq_opt.act_order = f.act_order;
-    opt.gptq_opt.grid_search = f.gptq_search;
     opt.gptq_opt.block_size = static_cast<int>(std::min<std::uint64_t>(f.gptq_block, 1 << 16));
-  } else if (f.act_order || f.gptq_sequential || f.gptq_search || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
-    throw UsageError("--act-order, --gptq-sequential, --gptq-search, --gptq-damp and --gptq-block need --gptq");
+  } else if (f.act_order || f.gptq_sequential || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
+    throw UsageError("--act-order, --gptq-sequential, --gptq-damp and --gptq-block need --gptq");
   }
   if (f.gptq_sequential && f.awq) throw UsageError("--gptq-sequential does not work with --awq yet");
   if (f.calib) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <random>
 #include <string>
@@ -26,7 +25,6 @@ struct GoldenCase {
   int bits = 0, group = 0;
   bool act_order = false;
   double damp = 0;
-  bool search = false;  // --gptq-search: the (s, z) grid search
   std::vector<int> codes, scales, zeros;
 };
 
@@ -70,10 +68,9 @@ Golden load_golden() {
   in >> k >> n_cases;
   for (std::size_t c = 0; c < n_cases; ++c) {
     GoldenCase gc;
-    int act = 0, search = 0;
-    in >> k >> gc.bits >> gc.group >> act >> gc.damp >> search;
+    int act = 0;
+    in >> k >> gc.bits >> gc.group >> act >> gc.damp;
     gc.act_order = act != 0;
-    gc.search = search != 0;
     const auto ng = static_cast<std::size_t>(g.rows * (g.n / gc.group));
     read_section(in, "codes", static_cast<std::size_t>(g.rows * g.n), gc.codes);
     read_section(in, "scales", ng, gc.scales);
@@ -157,19 +154,16 @@ TEST(Gptq, HessianInChunksEqualsOnePass) {
 
 TEST(Gptq, CodesEqualTheNumpyOracle) {
   const Golden g = load_golden();
-  ASSERT_EQ(g.cases.size(), 7u);
-  int n_search = 0;
+  ASSERT_EQ(g.cases.size(), 4u);
   const auto h = hessian_of(g.x, g.n, 64);
   for (const GoldenCase& c : g.cases) {
     for (int block : {128, 16, 5}) {  // the lazy blocks must not change a code
       SCOPED_TRACE("bits " + std::to_string(c.bits) + " group " + std::to_string(c.group) + " act_order " +
-                   std::to_string(c.act_order) + " damp " + std::to_string(c.damp) + " search " +
-                   std::to_string(c.search) + " block " + std::to_string(block));
+                   std::to_string(c.act_order) + " damp " + std::to_string(c.damp) + " block " + std::to_string(block));
       const WqFormat f{c.bits, c.group};
       GptqOptions o;
       o.damp = c.damp;
       o.act_order = c.act_order;
-      o.grid_search = c.search;
       o.block_size = block;
       o.n_threads = 2;
       const auto q = run_gptq(h, g.w, g.rows, g.n, f, o);
@@ -190,9 +184,7 @@ TEST(Gptq, CodesEqualTheNumpyOracle) {
       EXPECT_EQ(code_diff, 0);
       EXPECT_EQ(param_diff, 0);
     }
-    n_search += c.search;
   }
-  EXPECT_EQ(n_search, 3) << "the golden's grid-search cases";
 }
 
 double output_error(const std::vector<double>& h, const std::vector<float>& w, const std::vector<float>& y,
@@ -254,35 +246,6 @@ TEST(Gptq, PlantedOutlierLayerBeatsRangeSearch) {
       o.act_order = act;
       const double e_gptq = output_error(h, w, dequant(f, run_gptq(h, w, rows, n, f, o), rows, n), rows, n);
       EXPECT_LT(e_gptq, 0.8 * e_rs) << "act_order " << act << ": gptq " << e_gptq << " range search " << e_rs;
-    }
-  }
-}
-
-TEST(Gptq, GridSearchBeatsTheRangeSearchOnAPlantedOutlierLayer) {
-  // The same kind of layer as above; both runs are GPTQ (same factor, same order), only the
-  // group parameters differ: the diag-H weighted range search against the (s, z) grid search
-  // weighted by 1 / U_ii^2. Measured as the output error on the activations. Under act order
-  // (a group's columns spread over the processing order) the grid search is clearly lower
-  // (measured 0.80x / 0.88x / 0.89x at 2 / 3 / 4 bits); in input order a group's own columns
-  // absorb each other's errors, which per-column weights do not see, and it measured 1.06x /
-  // 1.02x / 0.94x: printed, not asserted (docs/quantization.md).
-  const PlantedOutlierLayer layer = planted_outlier_layer(11);
-  const std::int64_t n = layer.n, rows = layer.rows;
-  const auto& w = layer.w;
-  const auto& h = layer.h;
-  for (int bits : {2, 3, 4}) {
-    for (bool act : {false, true}) {
-      SCOPED_TRACE("bits " + std::to_string(bits) + " act_order " + std::to_string(act));
-      const WqFormat f{bits, 64};
-      GptqOptions o;
-      o.act_order = act;
-      o.range_search = true;
-      const double e_rs = output_error(h, w, dequant(f, run_gptq(h, w, rows, n, f, o), rows, n), rows, n);
-      o.grid_search = true;
-      const double e_grid = output_error(h, w, dequant(f, run_gptq(h, w, rows, n, f, o), rows, n), rows, n);
-      if (act) EXPECT_LT(e_grid, 0.95 * e_rs) << "grid " << e_grid << " range search " << e_rs;
-      std::printf("bits %d act_order %d: output error grid %.5f, range search %.5f (%.3fx)\n", bits, act, e_grid, e_rs,
-                  e_grid / e_rs);
     }
   }
 }
