@@ -39,110 +39,93 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+
+def llama_row(llama_type, imatrix):
+    """llama-quantize TYPE, with or without the imatrix: labelled "llama.cpp TYPE (imatrix)" / "(no imatrix)"."""
+    return (f"llama.cpp {llama_type} ({'imatrix' if imatrix else 'no imatrix'})", ("llama", llama_type, imatrix))
+
+
+def _wisp_label(what, flags, calib_tokens):
+    return f"wisp {what}`{' '.join(flags)}`" + (f", {calib_tokens} calibration tokens" if calib_tokens else "")
+
+
+def _calib_arg(calib_tokens):
+    return [f"--calib-tokens={calib_tokens}"] if calib_tokens else []
+
+
+def wq_row(wq_type, *flags, calib_tokens=None):
+    """wisp quantize --type WQ_TYPE FLAGS: labelled "wisp WQ_TYPE `FLAGS`" from the same flags, with ", N calibration
+    tokens" for a row of its own calib_tokens (run as --calib-tokens=N)."""
+    return (_wisp_label(wq_type.upper() + " ", flags, calib_tokens),
+            ("wisp", ["--type", wq_type, *flags, *_calib_arg(calib_tokens)]))
+
+
+def tbpw_row(size_of, size, *flags, calib_tokens=None):
+    """wisp quantize --target-bpw at the tensor bits/weight of row SIZE_OF's file, FLAGS: labelled
+    "wisp `--target-bpw` (= SIZE size) `FLAGS`", calibration tokens as wq_row."""
+    return (_wisp_label(f"`--target-bpw` (= {size} size) ", flags, calib_tokens),
+            ("wisp", [f"--target-bpw={size_of}", *flags, *_calib_arg(calib_tokens)]))
+
+
 # name -> (label, how). how: ("llama", TYPE, imatrix?) or ("wisp", [args]) where an argument
 # "--target-bpw=ROW" becomes "--target-bpw X" with X the tensor bits/weight of row ROW's file.
 ROWS = {
-    "llama-q4_k_m-imat": ("llama.cpp Q4_K_M (imatrix)", ("llama", "Q4_K_M", True)),
-    "llama-q3_k_m-imat": ("llama.cpp Q3_K_M (imatrix)", ("llama", "Q3_K_M", True)),
-    "llama-q4_0-imat": ("llama.cpp Q4_0 (imatrix)", ("llama", "Q4_0", True)),
-    "llama-q4_0": ("llama.cpp Q4_0 (no imatrix)", ("llama", "Q4_0", False)),
-    "llama-q3_k_s-imat": ("llama.cpp Q3_K_S (imatrix)", ("llama", "Q3_K_S", True)),
-    "llama-q3_k_s": ("llama.cpp Q3_K_S (no imatrix)", ("llama", "Q3_K_S", False)),
-    "llama-q2_k-imat": ("llama.cpp Q2_K (imatrix)", ("llama", "Q2_K", True)),
-    "wq4-gptq-rs": ("wisp WQ4_G64 `--gptq --range-search`", ("wisp", ["--type", "wq4_g64", "--gptq", "--range-search"])),
-    "wq4-gptq-rs-seq": ("wisp WQ4_G64 `--gptq --gptq-sequential --range-search`",
-                        ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--range-search"])),
-    "wq4-gptq-rs-act": ("wisp WQ4_G64 `--gptq --act-order --range-search`",
-                        ("wisp", ["--type", "wq4_g64", "--gptq", "--act-order", "--range-search"])),
-    "wq4-gptq-rs-seq-act": ("wisp WQ4_G64 `--gptq --gptq-sequential --act-order --range-search`",
-                            ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--act-order",
-                                      "--range-search"])),
-    "wq4-gptq-rs-4k": ("wisp WQ4_G64 `--gptq --range-search`, 4096 calibration tokens",
-                       ("wisp", ["--type", "wq4_g64", "--gptq", "--range-search", "--calib-tokens=4096"])),
-    "wq4-gptq-rs-act-4k": ("wisp WQ4_G64 `--gptq --act-order --range-search`, 4096 calibration tokens",
-                           ("wisp", ["--type", "wq4_g64", "--gptq", "--act-order", "--range-search",
-                                     "--calib-tokens=4096"])),
-    "wq4-gptq-rs-seq-4k": ("wisp WQ4_G64 `--gptq --gptq-sequential --range-search`, 4096 calibration tokens",
-                           ("wisp", ["--type", "wq4_g64", "--gptq", "--gptq-sequential", "--range-search",
-                                     "--calib-tokens=4096"])),
-    "wq2-gptq-rs": ("wisp WQ2_G64 `--gptq --range-search`", ("wisp", ["--type", "wq2_g64", "--gptq", "--range-search"])),
-    "wq2-gptq-rs-seq": ("wisp WQ2_G64 `--gptq --gptq-sequential --range-search`",
-                        ("wisp", ["--type", "wq2_g64", "--gptq", "--gptq-sequential", "--range-search"])),
-    "wq2-gptq-rs-seq-act": ("wisp WQ2_G64 `--gptq --gptq-sequential --act-order --range-search`",
-                            ("wisp", ["--type", "wq2_g64", "--gptq", "--gptq-sequential", "--act-order",
-                                      "--range-search"])),
-    "wq2-gptq-rs-act-4k": ("wisp WQ2_G64 `--gptq --act-order --range-search`, 4096 calibration tokens",
-                           ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                     "--calib-tokens=4096"])),
-    "wq4-gptq": ("wisp WQ4_G64 `--gptq`", ("wisp", ["--type", "wq4_g64", "--gptq"])),
-    "wq4-rs": ("wisp WQ4_G64 `--range-search`", ("wisp", ["--type", "wq4_g64", "--range-search"])),
-    "wq3-gptq-rs": ("wisp WQ3_G64 `--gptq --range-search`", ("wisp", ["--type", "wq3_g64", "--gptq", "--range-search"])),
-    "wq3-gptq": ("wisp WQ3_G64 `--gptq`", ("wisp", ["--type", "wq3_g64", "--gptq"])),
-    "wq3-rs": ("wisp WQ3_G64 `--range-search`", ("wisp", ["--type", "wq3_g64", "--range-search"])),
-    "tbpw-q4km-rs": ("wisp `--target-bpw` (= Q4_K_M imatrix size) `--range-search`",
-                     ("wisp", ["--target-bpw=llama-q4_k_m-imat", "--range-search"])),
-    "tbpw-q3km-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--range-search`",
-                     ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--range-search"])),
-    "tbpw-q3km-gptq-rs": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --range-search`",
-                          ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--range-search"])),
+    "llama-q4_k_m-imat": llama_row("Q4_K_M", True),
+    "llama-q3_k_m-imat": llama_row("Q3_K_M", True),
+    "llama-q4_0-imat": llama_row("Q4_0", True),
+    "llama-q4_0": llama_row("Q4_0", False),
+    "llama-q3_k_s-imat": llama_row("Q3_K_S", True),
+    "llama-q3_k_s": llama_row("Q3_K_S", False),
+    "llama-q2_k-imat": llama_row("Q2_K", True),
+    "wq4-gptq-rs": wq_row("wq4_g64", "--gptq", "--range-search"),
+    "wq4-gptq-rs-seq": wq_row("wq4_g64", "--gptq", "--gptq-sequential", "--range-search"),
+    "wq4-gptq-rs-act": wq_row("wq4_g64", "--gptq", "--act-order", "--range-search"),
+    "wq4-gptq-rs-seq-act": wq_row("wq4_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search"),
+    "wq4-gptq-rs-4k": wq_row("wq4_g64", "--gptq", "--range-search", calib_tokens=4096),
+    "wq4-gptq-rs-act-4k": wq_row("wq4_g64", "--gptq", "--act-order", "--range-search", calib_tokens=4096),
+    "wq4-gptq-rs-seq-4k": wq_row("wq4_g64", "--gptq", "--gptq-sequential", "--range-search", calib_tokens=4096),
+    "wq2-gptq-rs": wq_row("wq2_g64", "--gptq", "--range-search"),
+    "wq2-gptq-rs-seq": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--range-search"),
+    "wq2-gptq-rs-seq-act": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search"),
+    "wq2-gptq-rs-act-4k": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", calib_tokens=4096),
+    "wq4-gptq": wq_row("wq4_g64", "--gptq"),
+    "wq4-rs": wq_row("wq4_g64", "--range-search"),
+    "wq3-gptq-rs": wq_row("wq3_g64", "--gptq", "--range-search"),
+    "wq3-gptq": wq_row("wq3_g64", "--gptq"),
+    "wq3-rs": wq_row("wq3_g64", "--range-search"),
+    "tbpw-q4km-rs": tbpw_row("llama-q4_k_m-imat", "Q4_K_M imatrix", "--range-search"),
+    "tbpw-q3km-rs": tbpw_row("llama-q3_k_m-imat", "Q3_K_M imatrix", "--range-search"),
+    "tbpw-q3km-gptq-rs": tbpw_row("llama-q3_k_m-imat", "Q3_K_M imatrix", "--gptq", "--range-search"),
     # 4096 calibration tokens, act order: the best WQ4 setting, at the K-quant mixes' sizes.
-    "tbpw-q4km-gptq-act-4k": ("wisp `--target-bpw` (= Q4_K_M imatrix size) `--gptq --act-order --range-search`, "
-                              "4096 calibration tokens",
-                              ("wisp", ["--target-bpw=llama-q4_k_m-imat", "--gptq", "--act-order", "--range-search",
-                                        "--calib-tokens=4096"])),
-    "tbpw-q3km-gptq-act-4k": ("wisp `--target-bpw` (= Q3_K_M imatrix size) `--gptq --act-order --range-search`, "
-                              "4096 calibration tokens",
-                              ("wisp", ["--target-bpw=llama-q3_k_m-imat", "--gptq", "--act-order", "--range-search",
-                                        "--calib-tokens=4096"])),
-    "tbpw-q3ks-gptq-act-4k": ("wisp `--target-bpw` (= Q3_K_S imatrix size) `--gptq --act-order --range-search`, "
-                              "4096 calibration tokens",
-                              ("wisp", ["--target-bpw=llama-q3_k_s-imat", "--gptq", "--act-order", "--range-search",
-                                        "--calib-tokens=4096"])),
-    "wq3-gptq-rs-act-4k": ("wisp WQ3_G64 `--gptq --act-order --range-search`, 4096 calibration tokens",
-                           ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
-                                     "--calib-tokens=4096"])),
-    "wq3g32-gptq-rs-act-4k": ("wisp WQ3_G32 `--gptq --act-order --range-search`, 4096 calibration tokens",
-                              ("wisp", ["--type", "wq3_g32", "--gptq", "--act-order", "--range-search",
-                                        "--calib-tokens=4096"])),
-    "wq3-gptq-rs-act-4k-d0.1": ("wisp WQ3_G64 `--gptq --act-order --range-search --gptq-damp 0.1`, 4096 "
-                                "calibration tokens",
-                                ("wisp", ["--type", "wq3_g64", "--gptq", "--act-order", "--range-search",
-                                          "--gptq-damp", "0.1", "--calib-tokens=4096"])),
-    "wq2-gptq-rs-act-8k": ("wisp WQ2_G64 `--gptq --act-order --range-search`, 8192 calibration tokens",
-                           ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                     "--calib-tokens=8192"])),
-    "wq2g32-gptq-rs-act-4k": ("wisp WQ2_G32 `--gptq --act-order --range-search`, 4096 calibration tokens",
-                              ("wisp", ["--type", "wq2_g32", "--gptq", "--act-order", "--range-search",
-                                        "--calib-tokens=4096"])),
-    "wq2-gptq-rs-act-4k-d0.1": ("wisp WQ2_G64 `--gptq --act-order --range-search --gptq-damp 0.1`, 4096 "
-                                "calibration tokens",
-                                ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                          "--gptq-damp", "0.1", "--calib-tokens=4096"])),
-    "wq2-gptq-rs-seq-act-4k": ("wisp WQ2_G64 `--gptq --gptq-sequential --act-order --range-search`, 4096 "
-                               "calibration tokens",
-                               ("wisp", ["--type", "wq2_g64", "--gptq", "--gptq-sequential", "--act-order",
-                                         "--range-search", "--calib-tokens=4096"])),
-    "tbpw-wq2-gptq-act-4k": ("wisp `--target-bpw` (= WQ2_G64 size) `--gptq --act-order --range-search`, 4096 "
-                             "calibration tokens",
-                             ("wisp", ["--target-bpw=wq2-gptq-rs-act-4k", "--gptq", "--act-order", "--range-search",
-                                       "--calib-tokens=4096"])),
+    "tbpw-q4km-gptq-act-4k": tbpw_row("llama-q4_k_m-imat", "Q4_K_M imatrix", "--gptq", "--act-order", "--range-search",
+                                      calib_tokens=4096),
+    "tbpw-q3km-gptq-act-4k": tbpw_row("llama-q3_k_m-imat", "Q3_K_M imatrix", "--gptq", "--act-order", "--range-search",
+                                      calib_tokens=4096),
+    "tbpw-q3ks-gptq-act-4k": tbpw_row("llama-q3_k_s-imat", "Q3_K_S imatrix", "--gptq", "--act-order", "--range-search",
+                                      calib_tokens=4096),
+    "wq3-gptq-rs-act-4k": wq_row("wq3_g64", "--gptq", "--act-order", "--range-search", calib_tokens=4096),
+    "wq3g32-gptq-rs-act-4k": wq_row("wq3_g32", "--gptq", "--act-order", "--range-search", calib_tokens=4096),
+    "wq3-gptq-rs-act-4k-d0.1": wq_row("wq3_g64", "--gptq", "--act-order", "--range-search", "--gptq-damp", "0.1",
+                                      calib_tokens=4096),
+    "wq2-gptq-rs-act-8k": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", calib_tokens=8192),
+    "wq2g32-gptq-rs-act-4k": wq_row("wq2_g32", "--gptq", "--act-order", "--range-search", calib_tokens=4096),
+    "wq2-gptq-rs-act-4k-d0.1": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--gptq-damp", "0.1",
+                                      calib_tokens=4096),
+    "wq2-gptq-rs-seq-act-4k": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
+                                     calib_tokens=4096),
+    "tbpw-wq2-gptq-act-4k": tbpw_row("wq2-gptq-rs-act-4k", "WQ2_G64", "--gptq", "--act-order", "--range-search",
+                                     calib_tokens=4096),
     # Gemma WQ2_G64: what moves it toward "usable", and where llama.cpp's own 2-bit types land.
-    "wq2-gptq-rs-act-4k-out": ("wisp WQ2_G64 `--gptq --act-order --range-search --outliers 0.01`, 4096 calibration "
-                               "tokens",
-                               ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search",
-                                         "--outliers", "0.01", "--calib-tokens=4096"])),
-    "wq2-gptq-rs-act-4k-awq": ("wisp WQ2_G64 `--gptq --act-order --range-search --awq`, 4096 calibration tokens",
-                               ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search", "--awq",
-                                         "--calib-tokens=4096"])),
-    "wq2-gptq-rs-act-4k-awq-out": ("wisp WQ2_G64 `--gptq --act-order --range-search --awq --outliers 0.01`, 4096 "
-                                   "calibration tokens",
-                                   ("wisp", ["--type", "wq2_g64", "--gptq", "--act-order", "--range-search", "--awq",
-                                             "--outliers", "0.01", "--calib-tokens=4096"])),
+    "wq2-gptq-rs-act-4k-out": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--outliers", "0.01",
+                                     calib_tokens=4096),
+    "wq2-gptq-rs-act-4k-awq": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--awq", calib_tokens=4096),
+    "wq2-gptq-rs-act-4k-awq-out": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--awq", "--outliers",
+                                         "0.01", calib_tokens=4096),
     # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
     "f16-embd-q8": ("wisp F16 with token_embd Q8_0 (`--type f16 --type-override token_embd=q8_0`)",
                     ("wisp", ["--type", "f16", "--type-override", "token_embd=q8_0"])),
-    "llama-iq2_xxs-imat": ("llama.cpp IQ2_XXS (imatrix)", ("llama", "IQ2_XXS", True)),
-    "llama-q2_k_s-imat": ("llama.cpp Q2_K_S (imatrix)", ("llama", "Q2_K_S", True)),
+    "llama-iq2_xxs-imat": llama_row("IQ2_XXS", True),
+    "llama-q2_k_s-imat": llama_row("Q2_K_S", True),
 }
 
 
