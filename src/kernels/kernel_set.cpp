@@ -12,7 +12,7 @@ void apply(std::vector<DotKernel>& table, const IsaDots* dots, std::size_t n, Is
     for (DotKernel& k : table) {
       if (k.weight_type != dots[j].weight_type) continue;
       k.isa = isa_name(isa);
-      k.dot = dots[j].dot;
+      if (dots[j].dot != nullptr) k.dot = dots[j].dot;
       if (dots[j].dot_batched != nullptr) k.dot_batched = dots[j].dot_batched;
       if (dots[j].dot_repacked != nullptr) k.dot_repacked = dots[j].dot_repacked;
       if (dots[j].dot_repacked_x4 != nullptr) k.dot_repacked_x4 = dots[j].dot_repacked_x4;

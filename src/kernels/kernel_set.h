@@ -29,7 +29,8 @@
 
 namespace wisp::kernels {
 
-// One weight type's functions in one ISA, replacing the scalar table's (null: keep the scalar one).
+// One weight type's functions in one ISA, replacing the scalar table's (null, `dot` included: keep
+// the scalar one).
 struct IsaDots {
   std::uint32_t weight_type;
   DotFn dot;
@@ -83,7 +84,7 @@ struct Ggml16Ops {
 struct IsaKernels {
   const IsaDots* dots = nullptr;  // GGML types
   std::size_t n_dots = 0;
-  const IsaDots* wq_dots = nullptr;  // wisp's WQ types (formats/wq_format.h): `dot` only
+  const IsaDots* wq_dots = nullptr;  // wisp's WQ types (formats/wq_format.h)
   std::size_t n_wq_dots = 0;
   const MultiDot* multi_dots = nullptr;
   std::size_t n_multi_dots = 0;

@@ -11,6 +11,7 @@
 #include "kernels/neon/legacy_dots-inl.h"
 #include "kernels/neon/nonlinear_dots-inl.h"
 #include "kernels/neon/ternary_dots-inl.h"
+#include "kernels/neon/wq_blocks8_gemm-inl.h"
 
 #if defined(__ARM_FEATURE_DOTPROD)
 #error "kernels.cpp is the fallback for CPUs without SDOT: build it without +dotprod"
@@ -21,10 +22,12 @@
 
 namespace wisp::kernels {
 
-// The rest of the bundle (the quantized types' multi-output dots, activation quantizers, ggml's
-// 16-lane float paths) keeps the scalar references: NEON has no forms of its own yet.
+// The rest of the bundle (the GGML quantized types' multi-output dots, activation quantizers,
+// ggml's 16-lane float paths) keeps the scalar references: NEON has no forms of its own yet.
 void neon_kernels(IsaKernels& k) {
   k.dots = neon_dots(&k.n_dots);
+  k.wq_dots = wq_dots(&k.n_wq_dots);
+  k.multi_dots = multi_dots(&k.n_multi_dots);
   k.float_gemms = float_gemms(&k.n_float_gemms);
 }
 

@@ -4,6 +4,8 @@
 // same bits for the same weights and activations. Cross-built for AArch64 and run under
 // qemu-aarch64 (tests/arm/): "max" runs both bundles, Cortex-A57 (no SDOT) the plain one; on x86
 // the suite skips.
+// The WQ types' NEON kernels (one-token and GEMM) run test_wq_blocks8's per-ISA suite, whose Arm
+// instantiation is the same check for both bundles.
 #include <gtest/gtest.h>
 
 #include <bit>

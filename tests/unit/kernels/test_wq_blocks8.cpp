@@ -1,11 +1,12 @@
 // wisp's integer order for its WQ types (DotKernel::dot_invariant, kernels/dot_wq_blocks8.cpp):
-//  - every x86 one-token kernel equals the scalar form bit for bit, for every bit-width and group
-//    size FORMAT.md defines, rows of 1 .. 17 groups (every tail of the 8-block steps), random and
-//    extreme weights (all codes at the largest value with z = 0, all 0 with z at the largest code,
-//    edge scales), activations from the quantizer and raw codes at its bounds (+-127);
-//  - each ISA's prefill GEMM gives that ISA's one-token bits over 17 rows (both halves of a zmm
-//    and a one-row chunk), and the matmul gives every token the one-token bits whatever the batch
-//    (batch invariance);
+//  - every one-token kernel (x86: AVX2, AVX-512; AArch64: NEON, NEON + SDOT, run under qemu by
+//    tests/arm) equals the scalar form bit for bit, for every bit-width and group size FORMAT.md
+//    defines, rows of 1 .. 17 groups (every tail of the 8-block steps), random and extreme weights
+//    (all codes at the largest value with z = 0, all 0 with z at the largest code, edge scales),
+//    activations from the quantizer and raw codes at its bounds (+-127);
+//  - each ISA's prefill GEMM gives that ISA's one-token bits over 17 rows (both halves of a zmm,
+//    chunks of 8 and a one-row chunk), and the matmul gives every token the one-token bits
+//    whatever the batch (batch invariance);
 //  - the order's normalized error |y - exact| / sum |w_i a_i| against the exact dot of the same
 //    quantized weights and activations is bounded (src/kernels/README.md's numerics contract).
 #include <gtest/gtest.h>
@@ -76,7 +77,7 @@ TEST_P(WqBlocks8Isa, EqualsItsScalarFormBitForBit) {
   }
 }
 
-// MultiDot::gemm8 of the WQ types (8 rows on AVX2, 16 with AVX-512 VNNI) against this ISA's own
+// MultiDot::gemm8 of the WQ types (8 rows on AVX2 and NEON, 16 with AVX-512 VNNI) against this ISA's own
 // one-token kernel: 17 rows (chunks 16 + 1 or 8 + 8 + 1), token counts in and beside the groups of
 // four, nothing written past the chunk's rows, a scratch pointer off alignment.
 TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
@@ -113,8 +114,14 @@ TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(X86, WqBlocks8Isa, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                         [](const auto& info) { return std::string(isa_name(info.param)); });
+// Each suite skips the ISAs this CPU lacks (x86 runs X86's, the qemu builds Arm's).
+const auto isa_test_name = [](const auto& info) {
+  std::string s = isa_name(info.param);
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+};
+INSTANTIATE_TEST_SUITE_P(X86, WqBlocks8Isa, ::testing::Values(Isa::kAvx2, Isa::kAvx512), isa_test_name);
+INSTANTIATE_TEST_SUITE_P(Arm, WqBlocks8Isa, ::testing::Values(Isa::kNeon, Isa::kNeonDotprod), isa_test_name);
 
 // Batch invariance through the matmul (the running bundle): each token's outputs are
 // dot_invariant of its own quantized row, alone or in batches of 3, 4, 9 and 17 (the GEMM's
