@@ -77,6 +77,7 @@ ROWS = {
     "llama-q3_k_s-imat": llama_row("Q3_K_S", True),
     "llama-q3_k_s": llama_row("Q3_K_S", False),
     "llama-q2_k-imat": llama_row("Q2_K", True),
+    "llama-q2_k": llama_row("Q2_K", False),
     "wq4-gptq-rs": wq_row("wq4_g64", "--gptq", "--range-search"),
     "wq4-gptq-rs-seq": wq_row("wq4_g64", "--gptq", "--gptq-sequential", "--range-search"),
     "wq4-gptq-rs-act": wq_row("wq4_g64", "--gptq", "--act-order", "--range-search"),
