@@ -224,8 +224,9 @@ def check(path, wisp, threads):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shapes", nargs="+", default=["1b"], choices=sorted(SHAPES))
-    ap.add_argument("--types", nargs="+", default=["Q4_0", "Q4_K_M", "Q8_0"], choices=sorted(FTYPES),
-                    help="quantized copies made from the F16 file (default: Q4_0 Q4_K_M Q8_0)")
+    ap.add_argument("--types", nargs="+", default=["Q4_0", "Q4_K_M", "Q8_0"], choices=["F16"] + sorted(FTYPES),
+                    help="quantized copies made from the F16 file (default: Q4_0 Q4_K_M Q8_0); F16: the "
+                         "source file alone (the F16 speed rows)")
     ap.add_argument("--threads", type=int, default=2, help="quantizer / check threads (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--check", action="store_true",
@@ -244,6 +245,8 @@ def main():
             print(f"writing {f16}", file=sys.stderr)
             write_f16(shape, f16, a.seed)
         for t in a.types:
+            if t == "F16":  # the source itself, written above
+                continue
             dst = file_name(shape, t)
             if os.path.exists(dst):
                 print(f"{dst}: exists, skipped", file=sys.stderr)
@@ -253,7 +256,7 @@ def main():
             quantize(f16, dst, t, a.threads)
             print(f"  {os.path.getsize(dst) / 2**30:.2f} GiB in {time.time() - t0:.0f} s", file=sys.stderr)
         if a.check:
-            for t in ["F16"] + a.types:
+            for t in ["F16"] + [t for t in a.types if t != "F16"]:
                 if os.path.exists(file_name(shape, t)):
                     check(file_name(shape, t), a.wisp, a.threads)
 
