@@ -83,7 +83,8 @@ void register_all() {
     Shape shape;
   } shapes[] = {
       {"attn_q_2048x2048", {2048, 2048}}, {"ffn_up_2048x8192", {8192, 2048}}, {"ffn_down_8192x2048", {2048, 8192}}};
-  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType type :
+       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS}) {
     for (const auto& sh : shapes) {
       const std::string suffix = std::string(wisp::block_type(type).name) + "/" + sh.name;
       benchmark::RegisterBenchmark(("ggml_one_token/" + suffix).c_str(), BM_GgmlOneToken, type, sh.shape)
