@@ -15,8 +15,9 @@
 //    dword's maddubs pair sums (|w| times a with w's sign, <= 2 * 127 * 127: exact for activation
 //    codes in [-127, 127], the quantizer's range) go to int32 through one madd by the sub-block's
 //    scale pair. AVX-512: the values offset by 128 as unsigned bytes, one vpdpbusd per dword and
-//    token into a chain that starts at -128 times the sub-block's activation sum (from Q8_K's
-//    bsums), then one int32 multiply by the scale per sub-block. Both give S_b exactly.
+//    token into a chain per sub-block, one int32 multiply by the scale per sub-block, and the
+//    offset's share (128 times the scale-weighted activation sums, from Q8_K's bsums) taken out
+//    once per super-block. Both give S_b exactly.
 //
 // Same numerics: the integers are exact in any grouping; per output the float operations are the
 // one-token kernel's, lane k of its accumulator (blocks or super-blocks k, k + 8, ...) as its own
@@ -260,6 +261,7 @@ inline void gemm16_codebook(const void* w, std::size_t w_stride, int n_rows, con
 struct XsTile16 {
   __m512i codes[64];  // values + 128, unsigned
   __m512i scales[8];  // sub-block j's scale as int32 per lane
+  __m512i pairs[4];   // sub-blocks 2i, 2i + 1's scales as the int16 pair of each lane
   float d[16];
 };
 static_assert(sizeof(XsTile16) <= 2 * (kQK_K / 32 * 384), "gemm8_scratch_bytes(n, 16) covers an IQ4_XS tile");
@@ -273,33 +275,54 @@ inline void pack_xs16(const BlockIQ4_XS* const (&rows)[16], std::int64_t b, __m2
   pack_xs_codes8(hi, b, lut, flip, h);
   for (int c = 0; c < 64; ++c) _mm512_store_si512(t.codes + c, join16(l[c], h[c]));
   auto* sc = reinterpret_cast<std::int32_t*>(t.scales);
+  auto* pr = reinterpret_cast<std::int16_t*>(t.pairs);
   for (int r = 0; r < 16; ++r) {
-    for (int j = 0; j < 8; ++j) sc[16 * j + r] = iq4_xs_sub_scale(rows[r][b], j);
+    for (int j = 0; j < 8; ++j) {
+      sc[16 * j + r] = iq4_xs_sub_scale(rows[r][b], j);
+      pr[32 * (j / 2) + 2 * r + j % 2] = static_cast<std::int16_t>(sc[16 * j + r]);
+    }
     t.d[r] = h2f(rows[r][b].d);
   }
 }
 
-// The exact S_b of the tile's 16 rows with T tokens' super-blocks: per sub-block two vpdpbusd
-// chains (even and odd dwords) on the offset values, the first starting at -128 times the
-// sub-block's activation sum, then one int32 multiply by the scale.
+// The exact S_b of the tile's 16 rows with T tokens' super-blocks. With the values offset by 128,
+// S_b = sum_j sc_j P_j - 128 sum_j sc_j A_j, P_j sub-block j's vpdpbusd sum of (w + 128) a and A_j
+// its activation sum (Q8_K's bsums). Two sub-blocks at a time, each one chain of 8 vpdpbusd per
+// token (8 chains for 4 tokens), then one int32 multiply by its scale; the second term once per
+// super-block: 4 vpdpwssd of the scale pairs by the pairs of A_j. Every intermediate is within
+// int32 (|P_j| <= 32 x 255 x 128, |sc_j| <= 32), and the integers are exact in any grouping.
 template <int T>
 inline void xs_sums16(const XsTile16& tile, const BlockQ8_K* const (&y)[T], __m512i (&S)[T]) {
-  for (int t = 0; t < T; ++t) S[t] = _mm512_setzero_si512();
-  for (int j = 0; j < 8; ++j) {
-    __m512i s0[T], s1[T];
-    for (int t = 0; t < T; ++t) {
-      s0[t] = _mm512_set1_epi32(-128 * (y[t]->bsums[2 * j] + y[t]->bsums[2 * j + 1]));
-      s1[t] = _mm512_setzero_si512();
-    }
-    for (int c = 8 * j; c < 8 * j + 8; c += 2) {
-      const __m512i w0 = _mm512_load_si512(tile.codes + c), w1 = _mm512_load_si512(tile.codes + c + 1);
+  __m512i S0[T], S1[T];
+  for (int t = 0; t < T; ++t) S0[t] = S1[t] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+  for (int j = 0; j < 8; j += 2) {
+    const __m512i* codes = tile.codes + 8 * j;
+    __m512i p0[T], p1[T];
+    for (int t = 0; t < T; ++t) p0[t] = p1[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      const __m512i w0 = _mm512_load_si512(codes + c), w1 = _mm512_load_si512(codes + 8 + c);
       for (int t = 0; t < T; ++t) {
-        s0[t] = _mm512_dpbusd_epi32(s0[t], w0, bcast4x16(y[t]->qs + 4 * c));
-        s1[t] = _mm512_dpbusd_epi32(s1[t], w1, bcast4x16(y[t]->qs + 4 * c + 4));
+        const std::int8_t* a = y[t]->qs + 32 * j + 4 * c;
+        p0[t] = _mm512_dpbusd_epi32(p0[t], w0, bcast4x16(a));
+        p1[t] = _mm512_dpbusd_epi32(p1[t], w1, bcast4x16(a + 32));
       }
     }
-    const __m512i scj = _mm512_load_si512(tile.scales + j);
-    for (int t = 0; t < T; ++t) S[t] = _mm512_add_epi32(S[t], _mm512_mullo_epi32(_mm512_add_epi32(s0[t], s1[t]), scj));
+    const __m512i sc0 = _mm512_load_si512(tile.scales + j), sc1 = _mm512_load_si512(tile.scales + j + 1);
+    for (int t = 0; t < T; ++t) {
+      S0[t] = _mm512_add_epi32(S0[t], _mm512_mullo_epi32(p0[t], sc0));
+      S1[t] = _mm512_add_epi32(S1[t], _mm512_mullo_epi32(p1[t], sc1));
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    // A_j = bsums[2j] + bsums[2j + 1] (|A_j| <= 32 x 128: int16); dword i holds A_2i, A_2i+1.
+    alignas(16) std::int32_t apair[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(apair), _mm_hadd_epi16(load16(y[t]->bsums), load16(y[t]->bsums + 8)));
+    __m512i m = _mm512_setzero_si512();
+    for (int i = 0; i < 4; ++i)
+      m = _mm512_dpwssd_epi32(m, _mm512_load_si512(tile.pairs + i), _mm512_set1_epi32(apair[i]));
+    S[t] = _mm512_sub_epi32(_mm512_add_epi32(S0[t], S1[t]), _mm512_slli_epi32(m, 7));
   }
 }
 
