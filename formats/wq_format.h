@@ -34,6 +34,30 @@ constexpr std::size_t wq_block_bytes(int bits, int group) {
   return kWqHeaderBytes + static_cast<std::size_t>(bits * group / 8);
 }
 
+// The code planes of a b-bit code (FORMAT.md, "Code planes"): 8 stays whole, else a low plane of
+// 4 or 2 bits and at most one high plane of 2 or 1, low bits first; width[1] = 0 when there is one
+// plane. Every packer, unpacker and kernel takes the widths from here.
+struct WqPlaneWidths {
+  int n = 0;
+  int width[2] = {0, 0};
+};
+constexpr WqPlaneWidths wq_plane_widths(int bits) {
+  switch (bits) {
+    case 2: return {1, {2, 0}};
+    case 3: return {2, {2, 1}};
+    case 4: return {1, {4, 0}};
+    case 5: return {2, {4, 1}};
+    case 6: return {2, {4, 2}};
+    default: return {1, {8, 0}};
+  }
+}
+// The same as constants of the code width, for the kernels' templates.
+template <int B>
+struct WqPlanes {
+  static constexpr int W0 = wq_plane_widths(B).width[0];
+  static constexpr int W1 = wq_plane_widths(B).width[1];
+};
+
 struct WqFormat {
   int bits = 4;
   int group = 32;

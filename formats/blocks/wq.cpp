@@ -13,24 +13,6 @@ namespace wisp {
 
 namespace {
 
-// A b-bit code is split into planes of 4, 2 or 1 bits (8 stays whole), low bits first, so every
-// plane unpacks with one shift and one mask per byte and no lane crosses (see FORMAT.md).
-struct Planes {
-  int n = 0;
-  int width[2] = {0, 0};
-};
-
-constexpr Planes planes_of(int bits) {
-  switch (bits) {
-    case 2: return {1, {2, 0}};
-    case 3: return {2, {2, 1}};
-    case 4: return {1, {4, 0}};
-    case 5: return {2, {4, 1}};
-    case 6: return {2, {4, 2}};
-    default: return {1, {8, 0}};
-  }
-}
-
 inline float round_half_up(float x) { return std::floor(x + 0.5f); }
 
 }  // namespace
@@ -78,7 +60,7 @@ WqParams wq_stored_params(float r_min, float r_max, int bits) {
 }
 
 void wq_pack_codes(const std::uint8_t* codes, int bits, int group, std::uint8_t* planes) {
-  const Planes pl = planes_of(bits);
+  const WqPlaneWidths pl = wq_plane_widths(bits);
   int shift = 0;
   for (int p = 0; p < pl.n; ++p) {
     const int w = pl.width[p];
@@ -97,7 +79,7 @@ void wq_pack_codes(const std::uint8_t* codes, int bits, int group, std::uint8_t*
 }
 
 void wq_unpack_codes(const std::uint8_t* planes, int bits, int group, std::uint8_t* codes) {
-  const Planes pl = planes_of(bits);
+  const WqPlaneWidths pl = wq_plane_widths(bits);
   std::fill(codes, codes + group, std::uint8_t{0});
   int shift = 0;
   for (int p = 0; p < pl.n; ++p) {

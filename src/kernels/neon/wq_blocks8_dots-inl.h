@@ -37,13 +37,6 @@
 namespace wisp::kernels::neon {
 namespace {
 
-// Plane widths of a b-bit code (FORMAT.md), low plane first; W1 = 0 when there is one plane.
-template <int B>
-struct WqPlanes {
-  static constexpr int W0 = B == 2 ? 2 : B == 3 ? 2 : B == 8 ? 8 : 4;
-  static constexpr int W1 = B - W0;
-};
-
 // The offset the codes carry into the dot (see the top): 128 for the 8-bit codes, else 0.
 template <int B>
 constexpr int kWqZeroShift = B == 8 ? 128 : 0;

@@ -26,13 +26,6 @@
 namespace wisp::kernels::x86 {
 namespace {
 
-// Plane widths of a b-bit code (FORMAT.md), low plane first; W1 = 0 when there is one plane.
-template <int B>
-struct WqPlanes {
-  static constexpr int W0 = B == 2 ? 2 : B == 3 ? 2 : B == 8 ? 8 : 4;
-  static constexpr int W1 = B - W0;
-};
-
 // Run K (values 32K .. 32K + 31) of a plane of width W in a group of G values, as bytes.
 template <int W, int G, int K>
 inline __m256i wq_plane32(const std::uint8_t* plane) {

@@ -39,34 +39,6 @@ inline __m256i plane8(const std::uint8_t* plane, int i) {
   }
 }
 
-// Plane widths of a b-bit code (FORMAT.md): low plane first; W1 = 0 when there is one plane.
-template <int B>
-struct Planes;
-template <>
-struct Planes<2> {
-  static constexpr int W0 = 2, W1 = 0;
-};
-template <>
-struct Planes<3> {
-  static constexpr int W0 = 2, W1 = 1;
-};
-template <>
-struct Planes<4> {
-  static constexpr int W0 = 4, W1 = 0;
-};
-template <>
-struct Planes<5> {
-  static constexpr int W0 = 4, W1 = 1;
-};
-template <>
-struct Planes<6> {
-  static constexpr int W0 = 4, W1 = 2;
-};
-template <>
-struct Planes<8> {
-  static constexpr int W0 = 8, W1 = 0;
-};
-
 // A group's header (FORMAT.md): the f16 scale, the zero-point in every lane, the code planes.
 struct WqGroup {
   float s;
@@ -83,7 +55,7 @@ inline WqGroup wq_group(const std::uint8_t* block) {
 // Codes i .. i+7 of a group as float(q - z).
 template <int B, int G>
 inline __m256 wq_values8(const std::uint8_t* p0, __m256i z, int i) {
-  using P = Planes<B>;
+  using P = WqPlanes<B>;
   __m256i q = plane8<P::W0, G>(p0, i);
   if constexpr (P::W1 != 0) q = _mm256_or_si256(q, _mm256_slli_epi32(plane8<P::W1, G>(p0 + G * P::W0 / 8, i), P::W0));
   return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, z));
