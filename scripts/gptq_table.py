@@ -122,6 +122,15 @@ ROWS = {
     "wq2-gptq-rs-act-4k-awq": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--awq", calib_tokens=4096),
     "wq2-gptq-rs-act-4k-awq-out": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--awq", "--outliers",
                                          "0.01", calib_tokens=4096),
+    # Gemma WQ2_G64, 2026-12-04: more outliers (each costs 32 bits), 8192 calibration tokens, and combinations.
+    "wq2-gptq-rs-act-4k-out0.02": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--outliers", "0.02",
+                                         calib_tokens=4096),
+    "wq2-gptq-rs-act-4k-out0.03": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--outliers", "0.03",
+                                         calib_tokens=4096),
+    "wq2-gptq-rs-act-8k-out": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--outliers", "0.01",
+                                     calib_tokens=8192),
+    "wq2-gptq-rs-seq-act-4k-out": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
+                                         "--outliers", "0.01", calib_tokens=4096),
     # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
     "f16-embd-q8": ("wisp F16 with token_embd Q8_0 (`--type f16 --type-override token_embd=q8_0`)",
                     ("wisp", ["--type", "f16", "--type-override", "token_embd=q8_0"])),
