@@ -4,6 +4,7 @@
 #include "formats/block_types.h"
 #include "kernels/kernel_set.h"
 #include "kernels/neon/blocks8_dots-inl.h"
+#include "kernels/neon/blocks8_gemm-inl.h"
 #include "kernels/neon/codebook8_dots-inl.h"
 #include "kernels/neon/float_lanes8-inl.h"
 #include "kernels/neon/grid_dots-inl.h"

@@ -22,6 +22,8 @@
 #include "kernels/act_quant.h"
 #include "kernels/dot.h"
 #include "kernels/float_gemm.h"
+#include "kernels/multi_dots.h"
+#include "gemm_bit_checks.h"
 #include "invariant_order_checks.h"
 #include "random_blocks.h"
 
@@ -193,6 +195,56 @@ TEST_P(NeonOrders, FloatGemmEqualsTheOneTokenKernelBitForBit) {
             for (std::int64_t r = rows; r < y_stride; ++r) ASSERT_EQ(y[t * y_stride + r], -1.0f) << "wrote past row";
           }
         }
+      }
+    }
+  }
+}
+
+// The quantized types' prefill GEMMs (MultiDot::gemm8, 8 rows per call) against the one-token
+// kernel of the same bundle, every output bit for bit (test::expect_gemm_equals_one_token_kernel):
+// the adversarial weights (edge scales, all-0x00, all-0x80 and all-0xff codes) and random rows, 17 rows
+// (chunks of 8, 8 and 1), 7, 5 and 3 rows (one chunk of fewer than 8: the lanes past them dropped),
+// 1 .. 9 and 12 tokens (the groups of 4 and every remainder), rows of 1, 7, 8, 9, 17 and 64
+// blocks (every chain b % 8 empty, full or with a tail), activations at the integer bounds, and
+// the scratch off 16-byte alignment.
+constexpr GgmlType kGemmTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0};
+
+TEST_P(NeonOrders, QuantizedGemmsEqualTheOneTokenKernelBitForBit) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
+  std::mt19937 rng(89);
+  for (GgmlType type : kGemmTypes) {
+    const auto id = static_cast<std::uint32_t>(type);
+    const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
+    ASSERT_NE(k, nullptr);
+    const kernels::MultiDot* m = test::invariant_multi_dot(isa, id);
+    ASSERT_TRUE(m != nullptr && m->gemm8 != nullptr) << block_type(type).name << ": no " << isa_name(isa) << " GEMM";
+    ASSERT_EQ(m->gemm_rows, 8);
+    const std::int64_t unit = k->act_invariant == ActFormat::kQ8_K ? kQK_K : kQK;
+    for (std::int64_t blocks : {1, 7, 8, 9, 17, 64}) {
+      const std::int64_t n = blocks * unit;
+      const std::size_t row_bytes = block_type(type).row_bytes(n);
+      std::vector<std::uint8_t> w;
+      for (const auto& r : test::adversarial_weights(type, n, rng)) w.insert(w.end(), r.begin(), r.end());
+      auto r80 = test::random_matrix(type, 1, n, rng);
+      test::fill_codes(type, r80, 0x80);  // Q8_0: every code -128
+      w.insert(w.end(), r80.begin(), r80.end());
+      const auto more = test::random_matrix(type, 17 - static_cast<std::int64_t>(w.size() / row_bytes), n, rng);
+      w.insert(w.end(), more.begin(), more.end());
+      std::vector<std::uint8_t> a;
+      while (a.size() < 12 * kernels::act_row_bytes(k->act_invariant, n)) {
+        for (const auto& r : act_rows(k->act_invariant, n, rng)) a.insert(a.end(), r.begin(), r.end());
+      }
+      const std::size_t a_stride = kernels::act_row_bytes(k->act_invariant, n);
+      const std::string what = std::string(block_type(type).name) + " " + isa_name(isa);
+      for (std::int64_t n_rows : {17, 7, 5, 3}) {
+        // Each count from another first row: 7 the adversarial rows and the all-0x80 one, 5 random
+        // rows only, 3 the edge scales and the all-0x00 and all-0xff codes.
+        const std::size_t first = n_rows == 5 ? 12 : n_rows == 3 ? 3 : 0;
+        const std::uint8_t* w0 = w.data() + row_bytes * first;
+        ASSERT_NO_FATAL_FAILURE(test::expect_gemm_equals_one_token_kernel(
+            what, *m, *k, {w0, row_bytes, n_rows, a.data(), a_stride, n}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12},
+            /*y_stride=*/n_rows + 3, /*scratch_offset=*/n_rows == 5 ? 3 : 0));
       }
     }
   }
