@@ -24,8 +24,9 @@
 
 namespace wisp::kernels {
 
-// The rest of the bundle (the GGML quantized types' multi-output dots, activation quantizers,
-// ggml's 16-lane float paths) keeps the scalar references: NEON has no forms of its own yet.
+// The bundle: the GGML types' and the WQ types' dots, the prefill GEMMs (dot_table.inc's
+// multi_dots: the 32-value types' and the WQ types' 8-row integer GEMMs) and the float types' tiled
+// GEMMs. The activation quantizers and ggml's 16-lane float paths keep the scalar references.
 void neon_dotprod_kernels(IsaKernels& k) {
   k.dots = neon_dotprod_dots(&k.n_dots);
   k.wq_dots = wq_dots(&k.n_wq_dots);
