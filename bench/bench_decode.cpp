@@ -53,7 +53,8 @@ void decode_matmul(benchmark::State& state, GgmlType type, int threads) {
 }
 
 const int kRegistered = [] {
-  for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kF16}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_0, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kIQ4_XS, GgmlType::kF16}) {
     for (int threads : {1, 2}) {
       const std::string name =
           std::string("decode/") + block_type(t).name + "/2048x8192.dram/t" + std::to_string(threads);
