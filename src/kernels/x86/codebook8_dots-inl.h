@@ -16,6 +16,7 @@
 #include "formats/block_layouts.h"
 #include "kernels/act_quant.h"
 #include "kernels/x86/blocks8_dots-inl.h"
+#include "kernels/x86/codebook8_dots512-inl.h"
 #include "kernels/x86/nonlinear_dots-inl.h"
 #include "kernels/x86/simd-inl.h"
 
@@ -76,8 +77,12 @@ float dot_mxfp4_blocks8(const void* w, const void* a, std::int64_t n) {
 }
 
 // IQ4_XS: iq4_xs_lanes gives a super-block's 8 int32 lanes (each sub-block's products weighted by
-// its scale), exact for any int8 activation code.
+// its scale), exact for any int8 activation code. With AVX-512 VNNI the zmm form
+// (codebook8_dots512-inl.h), the same bits.
 float dot_iq4_xs_super8(const void* w, const void* a, std::int64_t n) {
+#if defined(WISP_CODEBOOK8_ZMM)
+  return dot_iq4_xs_super8_zmm(w, a, n);
+#else
   const auto* x = static_cast<const BlockIQ4_XS*>(w);
   const auto* y = static_cast<const BlockQ8_K*>(a);
   const __m256i lut = codebook<BlockIQ4_NL>();
@@ -108,6 +113,7 @@ float dot_iq4_xs_super8(const void* w, const void* a, std::int64_t n) {
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(is))), dd, acc);
   }
   return hsum8(acc);
+#endif
 }
 
 }  // namespace
