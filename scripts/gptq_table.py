@@ -131,6 +131,13 @@ ROWS = {
                                      calib_tokens=8192),
     "wq2-gptq-rs-seq-act-4k-out": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
                                          "--outliers", "0.01", calib_tokens=4096),
+    # Gemma WQ2_G64, 2026-12-04: each row's scales re-fitted to its GPTQ codes (--gptq-refit).
+    "wq2-gptq-rs-act-4k-refit": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--gptq-refit",
+                                       calib_tokens=4096),
+    "wq2-gptq-rs-act-4k-out-refit": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--gptq-refit",
+                                           "--outliers", "0.01", calib_tokens=4096),
+    "wq2-gptq-rs-seq-act-4k-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
+                                           "--gptq-refit", calib_tokens=4096),
     # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
     "f16-embd-q8": ("wisp F16 with token_embd Q8_0 (`--type f16 --type-override token_embd=q8_0`)",
                     ("wisp", ["--type", "f16", "--type-override", "token_embd=q8_0"])),

@@ -155,6 +155,7 @@ ConvertReport convert(const ConvertOptions& opt) {
     writer.set_bool("wisp.quantize.gptq", true);
     writer.set_f32("wisp.quantize.gptq_damp", static_cast<float>(go.damp));
     writer.set_bool("wisp.quantize.gptq_act_order", go.act_order);
+    writer.set_bool("wisp.quantize.gptq_refit", go.refit_scales);
   }
 
   ConvertReport report;

@@ -129,6 +129,7 @@ GptqFactor gptq_factor(std::vector<double> h, std::int64_t n, const GptqOptions&
   f.diag.resize(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) f.diag[static_cast<std::size_t>(j)] = h[static_cast<std::size_t>(j * n + j)];
 
+  if (opt.refit_scales) f.h = h;  // the re-fit's objective (n^2 doubles more while the factor lives)
   f.perm.resize(static_cast<std::size_t>(n));
   std::iota(f.perm.begin(), f.perm.end(), 0);
   if (opt.act_order) {
@@ -221,7 +222,8 @@ struct RowChunk {
     std::vector<WqParams> params(static_cast<std::size_t>(rows * n_groups));
     std::vector<bool> started(static_cast<std::size_t>(n_groups), false);
     std::vector<double> err(static_cast<std::size_t>(rows * B));
-    std::vector<float> residual(static_cast<std::size_t>(rows * n), 0.0f);  // f16 residuals of kept entries
+    std::vector<float> residual(static_cast<std::size_t>(rows * n), 0.0f);      // f16 residuals of kept entries
+    std::vector<float> kept_x(k > 0 ? static_cast<std::size_t>(rows * n) : 0);  // kept entries' values when rounded
     std::vector<float> gx(static_cast<std::size_t>(G)), gw(static_cast<std::size_t>(G));
     const double* u = fac.u.data();
 
@@ -246,6 +248,7 @@ struct RowChunk {
           if (kept[static_cast<std::size_t>(r * n + c)]) {
             const float res = f16_to_f32(f32_to_f16(x - static_cast<float>(rec)));
             residual[static_cast<std::size_t>(r * n + c)] = res;
+            kept_x[static_cast<std::size_t>(r * n + c)] = x;
             rec = static_cast<double>(static_cast<float>(rec) + res);  // dense + sparse, as the model adds them
           }
           const double e = (wr[i] - rec) / d;
@@ -269,6 +272,22 @@ struct RowChunk {
       }
     }
 
+    if (opt.refit_scales) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (!refit_row(w_in + r * n, codes.data() + r * n, params.data() + r * n_groups, kept.data() + r * n,
+                       k > 0 ? kept_x.data() + r * n : nullptr))
+          continue;
+        // A kept entry's residual completes its slot's new value to the value it had (dense + sparse).
+        for (std::int64_t c = 0; k > 0 && c < n; ++c) {
+          if (!kept[static_cast<std::size_t>(r * n + c)]) continue;
+          const float rec = wq_value(codes[static_cast<std::size_t>(r * n + c)],
+                                     params[static_cast<std::size_t>(r * n_groups + c / G)]);
+          residual[static_cast<std::size_t>(r * n + c)] =
+              f16_to_f32(f32_to_f16(kept_x[static_cast<std::size_t>(r * n + c)] - rec));
+        }
+      }
+    }
+
     for (std::int64_t r = 0; r < rows; ++r) {
       std::uint8_t* out = blocks + static_cast<std::size_t>(r) * row_bytes;
       for (std::int64_t g = 0; g < n_groups; ++g) {
@@ -279,6 +298,125 @@ struct RowChunk {
         val[r * k + t] = f32_to_f16(residual[static_cast<std::size_t>(r * n + idx[r * k + t])]);
       }
     }
+  }
+
+  // The scale re-fit of one row (gptq.h): src the row as it came (input order), codes/kept by
+  // input column, params its groups'. Returns whether the scales changed.
+  bool refit_row(const float* src, const std::uint8_t* codes, WqParams* params, const std::uint8_t* kept,
+                 const float* kept_x) const {
+    const std::int64_t n = fac.n, G = f.group, n_groups = n / G;
+    const double* h = fac.h.data();
+    // d = the row minus its fixed part (kept entries reconstruct their own value); a = q - z on the
+    // columns the scales multiply.
+    std::vector<double> d(static_cast<std::size_t>(n)), a(static_cast<std::size_t>(n), 0.0);
+    std::vector<std::int64_t> var;  // groups with a nonzero code offset: the unknowns
+    for (std::int64_t g = 0; g < n_groups; ++g) {
+      bool any = false;
+      for (std::int64_t c = g * G; c < (g + 1) * G; ++c) {
+        const bool dead = fac.dead[static_cast<std::size_t>(c)];
+        d[static_cast<std::size_t>(c)] = dead ? 0.0 : src[c];
+        if (kept[c]) {
+          d[static_cast<std::size_t>(c)] -= kept_x[c];
+        } else {
+          a[static_cast<std::size_t>(c)] = codes[c] - params[g].zero;
+          any = any || a[static_cast<std::size_t>(c)] != 0;
+        }
+      }
+      if (any) var.push_back(g);
+    }
+    const auto m = static_cast<std::int64_t>(var.size());
+    if (m == 0) return false;
+    // V row v = sum over group var[v]'s columns j of a_j H[j, .] (H symmetric: its rows are its
+    // columns); hd = H d. Then M = A^T H A and b = A^T H d.
+    std::vector<double> v(static_cast<std::size_t>(m * n), 0.0), hd(static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t t = 0; t < m; ++t) {
+      double* vt = v.data() + t * n;
+      for (std::int64_t j = var[static_cast<std::size_t>(t)] * G; j < (var[static_cast<std::size_t>(t)] + 1) * G; ++j) {
+        const double aj = a[static_cast<std::size_t>(j)];
+        if (aj == 0) continue;
+        const double* hj = h + j * n;
+#pragma omp simd
+        for (std::int64_t i = 0; i < n; ++i) vt[i] += aj * hj[i];
+      }
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double dj = d[static_cast<std::size_t>(j)];
+      if (dj == 0) continue;
+      const double* hj = h + j * n;
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) hd[static_cast<std::size_t>(i)] += dj * hj[i];
+    }
+    std::vector<double> mm(static_cast<std::size_t>(m * m)), b(static_cast<std::size_t>(m));
+    for (std::int64_t t = 0; t < m; ++t) {
+      const std::int64_t g = var[static_cast<std::size_t>(t)];
+      double sb = 0;
+      for (std::int64_t j = g * G; j < (g + 1) * G; ++j)
+        sb += a[static_cast<std::size_t>(j)] * hd[static_cast<std::size_t>(j)];
+      b[static_cast<std::size_t>(t)] = sb;
+      for (std::int64_t u2 = 0; u2 < m; ++u2) {
+        const double* vu = v.data() + u2 * n;
+        double sm = 0;
+        for (std::int64_t j = g * G; j < (g + 1) * G; ++j) sm += a[static_cast<std::size_t>(j)] * vu[j];
+        mm[static_cast<std::size_t>(t * m + u2)] = sm;
+      }
+    }
+    // The error up to a constant: s^T M s - 2 b^T s.
+    const auto objective = [&](const std::vector<double>& sv) {
+      double e = 0;
+      for (std::int64_t t = 0; t < m; ++t) {
+        double ms = 0;
+        for (std::int64_t u2 = 0; u2 < m; ++u2)
+          ms += mm[static_cast<std::size_t>(t * m + u2)] * sv[static_cast<std::size_t>(u2)];
+        e += sv[static_cast<std::size_t>(t)] * (ms - 2 * b[static_cast<std::size_t>(t)]);
+      }
+      return e;
+    };
+    std::vector<double> s_old(static_cast<std::size_t>(m));
+    for (std::int64_t t = 0; t < m; ++t)
+      s_old[static_cast<std::size_t>(t)] = params[var[static_cast<std::size_t>(t)]].scale;
+    std::vector<double> s_new = b;
+    if (!solve_spd(mm, m, s_new)) return false;
+    for (std::int64_t t = 0; t < m; ++t) {
+      // As the block stores it; a scale that is not positive and finite keeps the old one.
+      const double x =
+          static_cast<double>(f16_to_f32(f32_to_f16(static_cast<float>(s_new[static_cast<std::size_t>(t)]))));
+      s_new[static_cast<std::size_t>(t)] = x > 0 && std::isfinite(x) ? x : s_old[static_cast<std::size_t>(t)];
+    }
+    if (!(objective(s_new) < objective(s_old))) return false;
+    for (std::int64_t t = 0; t < m; ++t)
+      params[var[static_cast<std::size_t>(t)]].scale = static_cast<float>(s_new[static_cast<std::size_t>(t)]);
+    return true;
+  }
+
+  // Solves M x = b in place (b -> x) for a symmetric positive definite m x m M by Cholesky; false
+  // when a pivot is not positive (the system is then left alone).
+  static bool solve_spd(std::vector<double> mm, std::int64_t m, std::vector<double>& x) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j <= i; ++j) {
+        double sum = mm[static_cast<std::size_t>(i * m + j)];
+        for (std::int64_t t = 0; t < j; ++t)
+          sum -= mm[static_cast<std::size_t>(i * m + t)] * mm[static_cast<std::size_t>(j * m + t)];
+        if (i == j) {
+          if (!(sum > 0) || !std::isfinite(sum)) return false;
+          mm[static_cast<std::size_t>(i * m + i)] = std::sqrt(sum);
+        } else {
+          mm[static_cast<std::size_t>(i * m + j)] = sum / mm[static_cast<std::size_t>(j * m + j)];
+        }
+      }
+    }
+    for (std::int64_t i = 0; i < m; ++i) {  // L y = b
+      double sum = x[static_cast<std::size_t>(i)];
+      for (std::int64_t t = 0; t < i; ++t)
+        sum -= mm[static_cast<std::size_t>(i * m + t)] * x[static_cast<std::size_t>(t)];
+      x[static_cast<std::size_t>(i)] = sum / mm[static_cast<std::size_t>(i * m + i)];
+    }
+    for (std::int64_t i = m - 1; i >= 0; --i) {  // L^T x = y
+      double sum = x[static_cast<std::size_t>(i)];
+      for (std::int64_t t = i + 1; t < m; ++t)
+        sum -= mm[static_cast<std::size_t>(t * m + i)] * x[static_cast<std::size_t>(t)];
+      x[static_cast<std::size_t>(i)] = sum / mm[static_cast<std::size_t>(i * m + i)];
+    }
+    return true;
   }
 
   // The parameters of group g of row r from its columns' current values: those in the current

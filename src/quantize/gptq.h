@@ -17,6 +17,14 @@
 // That is plain GPTQ with groups in input order and a consistent rule under act_order (whose
 // groups stay the format's consecutive columns, so nothing else has to be stored).
 //
+// Scale re-fit (--gptq-refit): a group's scale is fixed before its later columns move, so at 2-3
+// bits the step chosen then is rarely the best for the codes GPTQ ends with. With the codes and
+// zero-points kept, the reconstruction of a row is linear in its groups' scales, and the output
+// error (w - w^) H (w - w^)^T is a quadratic in them: its minimiser solves the normal equations
+// (A^T H A) s = A^T H w of one small system per row (A: each group's q - z on its columns), the
+// cross-group terms of H included. The new scales (rounded to half precision) replace the old
+// ones only where they lower that error, so the layer's output error never grows.
+//
 // Sparse outliers (--outliers): a row's kept positions are left out of its groups' ranges; their
 // slot takes the code nearest their value inside the range and the side table stores the f16
 // residual, so the error they leave to propagate is only that rounding.
@@ -36,6 +44,7 @@ struct GptqOptions {
   bool act_order = false;     // --act-order: columns by descending diag H
   int block_size = 128;       // --gptq-block: columns per lazy update
   bool range_search = false;  // group ranges by the weighted range search instead of min/max
+  bool refit_scales = false;  // --gptq-refit: each row's scales re-fitted to the codes (above)
   int n_threads = 1;
 };
 
@@ -65,6 +74,7 @@ struct GptqFactor {
   std::vector<double> u;           // n x n upper triangular, rows/cols in processing order
   std::vector<bool> dead;          // input columns that never saw a nonzero activation
   std::vector<double> diag;        // damped diag H by input column (the range search's weights)
+  std::vector<double> h;           // the damped H, n x n in input order: kept only for refit_scales
 };
 
 // Dampens h (n x n, symmetric; taken by value: it is overwritten), marks dead columns (diag 0:

@@ -33,6 +33,7 @@ struct QuantizeFlags {
   bool gptq = false;
   double gptq_damp = 0.01;
   bool act_order = false;
+  bool gptq_refit = false;
   bool gptq_sequential = false;
   std::uint64_t gptq_block = 128;
   std::optional<double> outliers;
@@ -82,6 +83,10 @@ void declare(CommandLine& cl, QuantizeFlags& f) {
       .help("with --gptq: dampening, a fraction of the mean Hessian diagonal added to it");
   cl.flag("--act-order", f.act_order)
       .help("with --gptq: quantize columns by descending Hessian diagonal instead of in input order");
+  cl.flag("--gptq-refit", f.gptq_refit)
+      .help(
+          "with --gptq: afterwards re-fit each row's group scales to its codes by the least Hessian-weighted "
+          "output error (kept where lower)");
   cl.flag("--gptq-sequential", f.gptq_sequential)
       .help(
           "with --gptq: each layer's Hessians from the calibration run through the model with its earlier layers "
@@ -178,9 +183,10 @@ int cmd_quantize(int argc, char** argv) {
     opt.gptq = true;
     opt.gptq_opt.damp = d;
     opt.gptq_opt.act_order = f.act_order;
+    opt.gptq_opt.refit_scales = f.gptq_refit;
     opt.gptq_opt.block_size = static_cast<int>(std::min<std::uint64_t>(f.gptq_block, 1 << 16));
-  } else if (f.act_order || f.gptq_sequential || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
-    throw UsageError("--act-order, --gptq-sequential, --gptq-damp and --gptq-block need --gptq");
+  } else if (f.act_order || f.gptq_refit || f.gptq_sequential || cl.given("--gptq-damp") || cl.given("--gptq-block")) {
+    throw UsageError("--act-order, --gptq-refit, --gptq-sequential, --gptq-damp and --gptq-block need --gptq");
   }
   if (f.gptq_sequential && f.awq) throw UsageError("--gptq-sequential does not work with --awq yet");
   if (f.calib) {

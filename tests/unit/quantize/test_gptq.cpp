@@ -281,6 +281,69 @@ TEST(Gptq, OutliersAreKeptAndLowerTheError) {
   EXPECT_LT(with, without);
 }
 
+// --gptq-refit: each row's group scales re-fitted to the codes GPTQ chose. The codes and
+// zero-points stay, so each group's reconstruction is the plain one times one factor (its new
+// scale over its old); the layer's output error is lower overall and in no row higher, with and
+// without act order and with outliers kept apart.
+TEST(Gptq, ScaleRefitKeepsTheCodesAndLowersTheOutputError) {
+  const PlantedOutlierLayer layer = planted_outlier_layer(11);
+  const std::int64_t n = layer.n, rows = layer.rows;
+  for (int bits : {2, 3}) {
+    for (bool act : {false, true}) {
+      for (std::int64_t k : {0, 2}) {
+        SCOPED_TRACE(testing::Message() << "bits " << bits << " act_order " << act << " outliers " << k);
+        const WqFormat f{bits, 64};
+        const auto quantize = [&](bool refit) {
+          GptqOptions o;
+          o.act_order = act;
+          o.range_search = true;
+          o.refit_scales = refit;
+          const GptqFactor fac = gptq_factor(layer.h, n, o, "test");
+          std::vector<std::uint8_t> q(static_cast<std::size_t>(rows * (n / f.group)) * f.block_bytes());
+          std::vector<std::uint32_t> idx(static_cast<std::size_t>(rows * k));
+          std::vector<std::uint16_t> val(idx.size());
+          gptq_quantize_rows(fac, f, layer.w.data(), rows, q.data(), o, k, idx.data(), val.data());
+          std::vector<float> dense = dequant(f, q, rows, n), full = dense;
+          for (std::int64_t r = 0; r < rows; ++r) {
+            for (std::int64_t t = 0; t < k; ++t) {
+              full[static_cast<std::size_t>(r * n + idx[r * k + t])] += f16_to_f32(val[r * k + t]);
+            }
+          }
+          return std::pair{dense, full};
+        };
+        const auto [dense0, full0] = quantize(false);
+        const auto [dense1, full1] = quantize(true);
+        int changed = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::int64_t g = 0; g < n / f.group; ++g) {
+            // One factor per group: the largest |value| decides it, every other value follows.
+            std::int64_t jm = g * f.group;
+            for (std::int64_t j = g * f.group; j < (g + 1) * f.group; ++j) {
+              if (std::fabs(dense0[r * n + j]) > std::fabs(dense0[r * n + jm])) jm = j;
+            }
+            if (dense0[r * n + jm] == 0.0f) continue;
+            const double c = static_cast<double>(dense1[r * n + jm]) / dense0[r * n + jm];
+            changed += c != 1.0;
+            for (std::int64_t j = g * f.group; j < (g + 1) * f.group; ++j) {
+              ASSERT_NEAR(dense1[r * n + j], c * dense0[r * n + j], 1e-6 * std::fabs(dense0[r * n + jm]))
+                  << "row " << r << " column " << j;
+            }
+          }
+          const std::vector<float> w_r(layer.w.begin() + r * n, layer.w.begin() + (r + 1) * n);
+          const std::vector<float> y0(full0.begin() + r * n, full0.begin() + (r + 1) * n);
+          const std::vector<float> y1(full1.begin() + r * n, full1.begin() + (r + 1) * n);
+          EXPECT_LE(output_error(layer.h, w_r, y1, 1, n), output_error(layer.h, w_r, y0, 1, n) * (1 + 1e-9))
+              << "row " << r;
+        }
+        EXPECT_GT(changed, 0);
+        const double e0 = output_error(layer.h, layer.w, full0, rows, n);
+        const double e1 = output_error(layer.h, layer.w, full1, rows, n);
+        EXPECT_LT(e1, (bits == 2 ? 0.95 : 0.99) * e0) << "refit " << e1 << " plain " << e0;
+      }
+    }
+  }
+}
+
 TEST(Gptq, BadInputIsAClearError) {
   GptqOptions o;
   std::vector<double> h(16, 0.0);

@@ -38,6 +38,9 @@ TEST(GptqCli, FlagErrorsAreClear) {
   r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --act-order");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("need --gptq"), std::string::npos) << r.err;
+  r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --gptq-refit");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("need --gptq"), std::string::npos) << r.err;
   r = test::run_wisp("quantize '" + src + "' '" + out + "' --type wq4_g32 --calib " + kCalib +
                      " --gptq --gptq-damp -1");
   EXPECT_NE(r.status, 0);
