@@ -1,7 +1,7 @@
-// The prefill GEMM of wisp's blocks8 order on NEON (MultiDot::gemm8; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0):
-// up to 8 weight rows against every token of a batch, each output bit-identical to the one-token
-// kernel dot_*_blocks8 (blocks8_dots-inl.h), so batch invariance holds. Compiled into the plain and
-// the SDOT bundle.
+// The prefill GEMM of wisp's blocks8 order on NEON (MultiDot::gemm8; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// and IQ4_NL, MXFP4 through codebook8_gemm-inl.h): up to 8 weight rows against every token of a
+// batch, each output bit-identical to the one-token kernel dot_*_blocks8 (blocks8_dots-inl.h), so
+// batch invariance holds. Compiled into the plain and the SDOT bundle.
 //
 // Why another layout: the one-token kernel unpacks every block of a row once per token and
 // reduces each block's 4 int32 lanes horizontally (pairwise adds). Here the rows sit in vector

@@ -6,6 +6,7 @@
 #include "kernels/neon/blocks8_dots-inl.h"
 #include "kernels/neon/blocks8_gemm-inl.h"
 #include "kernels/neon/codebook8_dots-inl.h"
+#include "kernels/neon/codebook8_gemm-inl.h"
 #include "kernels/neon/float_lanes8-inl.h"
 #include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
@@ -25,7 +26,7 @@
 namespace wisp::kernels {
 
 // The bundle: the GGML types' and the WQ types' dots, the prefill GEMMs (dot_table.inc's
-// multi_dots: the 32-value types' and the WQ types' 8-row integer GEMMs) and the float types' tiled
+// multi_dots: the 32-value types', IQ4_NL's, MXFP4's and the WQ types' 8-row integer GEMMs) and the float types' tiled
 // GEMMs. The activation quantizers and ggml's 16-lane float paths keep the scalar references.
 void neon_dotprod_kernels(IsaKernels& k) {
   k.dots = neon_dotprod_dots(&k.n_dots);
