@@ -4,8 +4,16 @@
 //
 // Why 16 rows: per block and token the 8-row form spends 8 vpdpbusd on 8 rows and about six more
 // vector operations (convert, scale product, FMA, Q4_0's offset) on ports 0 and 1, which bound it
-// (measured ~36 multiply-adds per cycle). Here the same instruction count covers 16 rows, the
-// activation dword is a broadcast load, and the float work can also run on port 5.
+// (measured ~36 multiply-adds per cycle on the earlier host, bench/RESULTS.md). Here the same
+// instruction count covers 16 rows, the activation dword is a broadcast load, and the float work
+// can also run on port 5.
+//
+// On the Zen 5 class host (cpu family 26; bench/RESULTS.md, note of 2026-12-04) vpdpbusd zmm
+// issues 2 per cycle, but on the same two pipes as vmulps and vfmadd231ps (16 vpdpbusd + 2 vmulps
+// + 2 FMAs: 10 cycles), while the convert, vpaddd and the broadcasts use other pipes. Per block and
+// token the loop needs 8 vpdpbusd + 1 vmulps + 1 FMA there, a bound of 80% of the vpdpbusd peak;
+// what is left to save is instructions: the activation dword is vpdpbusd's own {1to16} operand
+// (dpbusd_bcast) and 8 tokens share each loaded code vector (kGemm16Tokens).
 //
 // Same numerics: the tile holds the 8-row form's codes for rows 0..7 and 8..15 side by side
 // (Q8_0's offset by 128, Q4_0's 8 and Q5_0's 16 taken out through the activation sums: exact integers in any
@@ -22,6 +30,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/x86/blocks8_gemm-inl.h"
 
@@ -71,37 +80,53 @@ inline __m512i bcast4x16(const std::int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// T tokens against the packed 16 rows: out[t] = the 16 rows' outputs.
+// acc + the 4-byte products of w's 16 lanes (unsigned) with the dword at p (signed) broadcast.
+// g++ 12 does not fold _mm512_set1_epi32 of a load into vpdpbusd's {1to16} memory operand and
+// issues a vpbroadcastd per dword; that one costs no multiply-pipe slot on the Zen 5 class host,
+// but one more instruction per vpdpbusd (measured with 6 tokens: 2-6% slower through the
+// intrinsic).
+inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const std::int8_t* p) {
+#if defined(__GNUC__) && !defined(__clang__)
+  using Dword = std::int32_t __attribute__((may_alias));
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const Dword*>(p)));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, w, bcast4x16(p));
+#endif
+}
+
+// The most tokens one gemm16_tokens call takes (gemm16_token_groups). Measured on the Zen 5 class
+// host (bench_blocks8_gemm, Q4_0, 1B shape): 8 tokens with two chains each beat 4 by ~5%; 6 and 5
+// fall between; one chain per token (latency 4 x 8 vpdpbusd per block) is a little slower.
+constexpr int kGemm16Tokens = 8;
+
+// T tokens against the packed 16 rows: out[t] = the 16 rows' outputs. The code vectors of a block
+// are loaded once and used by all T tokens (c outer, t inner); two vpdpbusd chains per token and
+// block (even and odd dwords) keep 2T chains in flight against vpdpbusd's latency of 4 cycles.
 template <Gemm8Kind K, int T>
 inline void gemm16_tokens(const Gemm16Tile& tile, std::int64_t nb, const Q8_0SplitRow (&y)[T], __m512 (&out)[T]) {
   constexpr bool kMin = gemm8_has_min(K);
   // The offset the stored codes carry (Q4_0: 8, Q5_0: 16, Q8_0: 128 as 1 << shift), or none.
   constexpr int kShift = K == Gemm8Kind::kQ4_0 ? 3 : K == Gemm8Kind::kQ5_0 ? 4 : K == Gemm8Kind::kQ8_0 ? 7 : -1;
-  // Lane chain k's value per token, in the order the tree needs them: 0, 4, 2, 6, 1, 5, 3, 7.
-  constexpr int kOrder[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  __m512 pair[T], quad[T], half[T];
-  for (int i = 0; i < 8; ++i) {
-    const int k = kOrder[i];
+  // v[k][t]: lane chain k's value for token t (acc + macc of blocks8's lane k).
+  __m512 v[8][T];
+  for (int k = 0; k < 8; ++k) {
     __m512 f[T], fm[T];
     for (int t = 0; t < T; ++t) f[t] = fm[t] = _mm512_setzero_ps();
     for (std::int64_t b = k; b < nb; b += 8) {
-      __m512i s0[T], s1[T];
+      __m512i s[2][T];
       for (int t = 0; t < T; ++t) {
-        s0[t] = kShift >= 0 ? _mm512_set1_epi32(-(y[t].sum[b] << (kShift < 0 ? 0 : kShift))) : _mm512_setzero_si512();
-        s1[t] = _mm512_setzero_si512();
+        s[0][t] = kShift >= 0 ? _mm512_set1_epi32(-(y[t].sum[b] << (kShift < 0 ? 0 : kShift))) : _mm512_setzero_si512();
+        s[1][t] = _mm512_setzero_si512();
       }
       const __m512i* codes = tile.codes + 8 * b;
-      for (int c = 0; c < 8; c += 2) {
-        const __m512i w0 = _mm512_load_si512(codes + c), w1 = _mm512_load_si512(codes + c + 1);
-        for (int t = 0; t < T; ++t) {
-          const std::int8_t* a = y[t].qs + b * kQK + 4 * c;
-          s0[t] = _mm512_dpbusd_epi32(s0[t], w0, bcast4x16(a));
-          s1[t] = _mm512_dpbusd_epi32(s1[t], w1, bcast4x16(a + 4));
-        }
+      for (int c = 0; c < 8; ++c) {
+        const __m512i wc = _mm512_load_si512(codes + c);
+        for (int t = 0; t < T; ++t) s[c % 2][t] = dpbusd_bcast(s[c % 2][t], wc, y[t].qs + b * kQK + 4 * c);
       }
       const __m512 xd = _mm512_load_ps(tile.d + 16 * b);
       for (int t = 0; t < T; ++t) {
-        const __m512 isum = _mm512_cvtepi32_ps(_mm512_add_epi32(s0[t], s1[t]));
+        const __m512 isum = _mm512_cvtepi32_ps(_mm512_add_epi32(s[0][t], s[1][t]));
         f[t] = _mm512_fmadd_ps(isum, _mm512_mul_ps(xd, _mm512_set1_ps(y[t].d[b])), f[t]);
       }
       if constexpr (kMin) {
@@ -109,25 +134,30 @@ inline void gemm16_tokens(const Gemm16Tile& tile, std::int64_t nb, const Q8_0Spl
         for (int t = 0; t < T; ++t) fm[t] = _mm512_fmadd_ps(xm, _mm512_set1_ps(y[t].s[b]), fm[t]);
       }
     }
-    for (int t = 0; t < T; ++t) {
-      const __m512 v = _mm512_add_ps(f[t], fm[t]);
-      if (i % 2 == 0) {
-        pair[t] = v;  // v0, v2, v1, v3: the left operand comes second
-        continue;
-      }
-      const __m512 p = _mm512_add_ps(v, pair[t]);  // (v4 + v0), (v6 + v2), (v5 + v1), (v7 + v3)
-      if (i % 4 == 1) {
-        quad[t] = p;
-      } else {
-        const __m512 q = _mm512_add_ps(quad[t], p);
-        if (i == 3) {
-          half[t] = q;
-        } else {
-          out[t] = _mm512_add_ps(half[t], q);
-        }
-      }
+    for (int t = 0; t < T; ++t) v[k][t] = _mm512_add_ps(f[t], fm[t]);
+  }
+  for (int t = 0; t < T; ++t)
+    out[t] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[4][t], v[0][t]), _mm512_add_ps(v[6][t], v[2][t])),
+                           _mm512_add_ps(_mm512_add_ps(v[5][t], v[1][t]), _mm512_add_ps(v[7][t], v[3][t])));
+}
+
+// The 16-row GEMMs' token loop: for_token_groups's, in groups of kGemm16Tokens, then one group of
+// the 1 .. kGemm16Tokens - 1 left.
+template <int T, class Group>
+inline void gemm16_last_group(std::int64_t left, std::int64_t t0, const Group& group) {
+  if constexpr (T > 0) {
+    if (left == T) {
+      group.template operator()<T>(t0);
+    } else {
+      gemm16_last_group<T - 1>(left, t0, group);
     }
   }
+}
+template <class Group>
+inline void gemm16_token_groups(std::int64_t n_tok, const Group& group) {
+  std::int64_t t = 0;
+  for (; t + kGemm16Tokens <= n_tok; t += kGemm16Tokens) group.template operator()<kGemm16Tokens>(t);
+  gemm16_last_group<kGemm16Tokens - 1>(n_tok - t, t, group);
 }
 
 template <Gemm8Kind K, class Block>
@@ -151,7 +181,7 @@ inline void gemm16_blocks8(const void* w, std::size_t w_stride, int n_rows, cons
     gemm16_tokens<K, T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * y_stride, keep, out[t]);
   };
-  for_token_groups(n_tok, group);
+  gemm16_token_groups(n_tok, group);
 }
 
 [[maybe_unused]] void gemm16_q4_0_blocks8(const void* w, std::size_t w_stride, int n_rows, const void* a,
