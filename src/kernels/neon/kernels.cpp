@@ -25,8 +25,9 @@
 namespace wisp::kernels {
 
 // The bundle: the GGML types' and the WQ types' dots, the prefill GEMMs (dot_table.inc's
-// multi_dots: the 32-value types', IQ4_NL's, MXFP4's and the WQ types' 8-row integer GEMMs) and the float types' tiled
-// GEMMs. The activation quantizers and ggml's 16-lane float paths keep the scalar references.
+// multi_dots: the 32-value types', the codebook types' and the WQ types' 8-row integer GEMMs) and
+// the float types' tiled GEMMs. The activation quantizers and ggml's 16-lane float paths keep the
+// scalar references.
 void neon_kernels(IsaKernels& k) {
   k.dots = neon_dots(&k.n_dots);
   k.wq_dots = wq_dots(&k.n_wq_dots);

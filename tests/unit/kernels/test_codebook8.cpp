@@ -102,10 +102,6 @@ TEST_P(Codebook8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
   if (!isa_supported(isa, detect_cpu_features())) GTEST_SKIP() << isa_name(isa) << " not on this CPU";
   std::mt19937 rng(4321);
   for (GgmlType type : kTypes) {
-    // NEON has the 32-value types' GEMMs only (neon/codebook8_gemm-inl.h); IQ4_XS runs one output
-    // per call there.
-    const bool neon = isa == Isa::kNeon || isa == Isa::kNeonDotprod;
-    if (neon && type == GgmlType::kIQ4_XS) continue;
     const auto id = static_cast<std::uint32_t>(type);
     const kernels::DotKernel* k = kernels::find_dot_kernel_for(id, isa);
     ASSERT_NE(k, nullptr);
@@ -144,7 +140,7 @@ TEST_P(Codebook8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
 INSTANTIATE_TEST_SUITE_P(X86, Codebook8Isa, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 // Both NEON bundles under qemu (tests/arm): the one-token kernels against the scalar forms, and the
-// 8-row GEMMs of IQ4_NL and MXFP4 against the one-token kernels.
+// 8-row GEMMs against the one-token kernels.
 INSTANTIATE_TEST_SUITE_P(Arm, Codebook8Isa, ::testing::Values(Isa::kNeon, Isa::kNeonDotprod), [](const auto& info) {
   return std::string(info.param == Isa::kNeon ? "neon" : "neon_dotprod");
 });
