@@ -288,13 +288,14 @@ inline void pack_xs16(const BlockIQ4_XS* const (&rows)[16], std::int64_t b, __m2
 // The exact S_b of the tile's 16 rows with T tokens' super-blocks. With the values offset by 128,
 // S_b = sum_j sc_j P_j - 128 sum_j sc_j A_j, P_j sub-block j's vpdpbusd sum of (w + 128) a and A_j
 // its activation sum (Q8_K's bsums). Two sub-blocks at a time, each one chain of 8 vpdpbusd per
-// token (8 chains for 4 tokens), then one int32 multiply by its scale; the second term once per
-// super-block: 4 vpdpwssd of the scale pairs by the pairs of A_j. Every intermediate is within
-// int32 (|P_j| <= 32 x 255 x 128, |sc_j| <= 32), and the integers are exact in any grouping.
+// token (16 chains for 8 tokens, gemm16_token_groups: each code vector loaded once for all of
+// them, the activation dword as vpdpbusd's broadcast operand, dpbusd_bcast), then one int32
+// multiply by its scale into one sum per token; the second term once per super-block: 4 vpdpwssd
+// of the scale pairs by the pairs of A_j. Every intermediate is within int32 (|P_j| <= 32 x 255 x
+// 128, |sc_j| <= 32), and the integers are exact in any grouping.
 template <int T>
 inline void xs_sums16(const XsTile16& tile, const BlockQ8_K* const (&y)[T], __m512i (&S)[T]) {
-  __m512i S0[T], S1[T];
-  for (int t = 0; t < T; ++t) S0[t] = S1[t] = _mm512_setzero_si512();
+  for (int t = 0; t < T; ++t) S[t] = _mm512_setzero_si512();
 #pragma GCC unroll 1
   for (int j = 0; j < 8; j += 2) {
     const __m512i* codes = tile.codes + 8 * j;
@@ -305,15 +306,13 @@ inline void xs_sums16(const XsTile16& tile, const BlockQ8_K* const (&y)[T], __m5
       const __m512i w0 = _mm512_load_si512(codes + c), w1 = _mm512_load_si512(codes + 8 + c);
       for (int t = 0; t < T; ++t) {
         const std::int8_t* a = y[t]->qs + 32 * j + 4 * c;
-        p0[t] = _mm512_dpbusd_epi32(p0[t], w0, bcast4x16(a));
-        p1[t] = _mm512_dpbusd_epi32(p1[t], w1, bcast4x16(a + 32));
+        p0[t] = dpbusd_bcast(p0[t], w0, a);
+        p1[t] = dpbusd_bcast(p1[t], w1, a + 32);
       }
     }
     const __m512i sc0 = _mm512_load_si512(tile.scales + j), sc1 = _mm512_load_si512(tile.scales + j + 1);
-    for (int t = 0; t < T; ++t) {
-      S0[t] = _mm512_add_epi32(S0[t], _mm512_mullo_epi32(p0[t], sc0));
-      S1[t] = _mm512_add_epi32(S1[t], _mm512_mullo_epi32(p1[t], sc1));
-    }
+    for (int t = 0; t < T; ++t)
+      S[t] = _mm512_add_epi32(S[t], _mm512_add_epi32(_mm512_mullo_epi32(p0[t], sc0), _mm512_mullo_epi32(p1[t], sc1)));
   }
   for (int t = 0; t < T; ++t) {
     // A_j = bsums[2j] + bsums[2j + 1] (|A_j| <= 32 x 128: int16); dword i holds A_2i, A_2i+1.
@@ -322,14 +321,14 @@ inline void xs_sums16(const XsTile16& tile, const BlockQ8_K* const (&y)[T], __m5
     __m512i m = _mm512_setzero_si512();
     for (int i = 0; i < 4; ++i)
       m = _mm512_dpwssd_epi32(m, _mm512_load_si512(tile.pairs + i), _mm512_set1_epi32(apair[i]));
-    S[t] = _mm512_sub_epi32(_mm512_add_epi32(S0[t], S1[t]), _mm512_slli_epi32(m, 7));
+    S[t] = _mm512_sub_epi32(S[t], _mm512_slli_epi32(m, 7));
   }
 }
 
 template <int T>
 inline void xs_gemm16_tokens(const XsTile16* tile, std::int64_t nb, const BlockQ8_K* const (&ys)[T], __m512 (&out)[T]) {
   // Lane chain k's value per token goes to memory as it finishes, and hsum8's tree is built from
-  // there at the end: kept in registers beside the chains (12 more zmm for 4 tokens), g++ spilled
+  // there at the end: kept in registers beside the chains (12 more zmm for 4 tokens, 24 for 8), g++ spilled
   // the vpdpbusd chains instead, a store per multiply-add.
   alignas(64) float v[8][T][16];
   for (int k = 0; k < 8; ++k) {
@@ -372,7 +371,7 @@ inline void xs_gemm16_tokens(const XsTile16* tile, std::int64_t nb, const BlockQ
     xs_gemm16_tokens<T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * y_stride, keep, out[t]);
   };
-  for_token_groups(n_tok, group);
+  gemm16_token_groups(n_tok, group);
 }
 
 #endif
