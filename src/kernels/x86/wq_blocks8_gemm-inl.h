@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "kernels/x86/blocks8_gemm-inl.h"
+#include "kernels/x86/blocks8_gemm16-inl.h"
 #include "kernels/x86/wq_blocks8_dots-inl.h"
 
 namespace wisp::kernels::x86 {
@@ -198,62 +199,38 @@ template <int B, int G>
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
-// One dword of activation codes broadcast to the 16 lanes.
-inline __m512i wq_bcast16(const std::int8_t* p) {
-  std::int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
 // T tokens against 16 packed rows with VNNI: vpdpbusd per code dword, vpdpwssd for -z sum(a).
+// The loop of gemm16_tokens (blocks8_gemm16-inl.h): up to kGemm16Tokens tokens share each loaded
+// code vector, and the activation dword is vpdpbusd's {1to16} operand.
 template <int T>
 inline void wq_gemm16_tokens(const WqTile& tile, std::int64_t nb, const Q8_0SplitRow (&y)[T], __m512 (&out)[T]) {
-  constexpr int kOrder[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  __m512 pair[T], quad[T], half[T];
-  for (int i = 0; i < 8; ++i) {
-    const int k = kOrder[i];
+  __m512 v[8][T];
+  for (int k = 0; k < 8; ++k) {
     __m512 f[T];
     for (int t = 0; t < T; ++t) f[t] = _mm512_setzero_ps();
     for (std::int64_t b = k; b < nb; b += 8) {
       const auto* codes = reinterpret_cast<const __m512i*>(tile.codes + b * 8 * 64);
       const __m512i negz = _mm512_load_si512(tile.negz + b * 16);
-      __m512i s0[T], s1[T];
+      __m512i s[2][T];
       for (int t = 0; t < T; ++t) {
-        s0[t] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), negz, _mm512_set1_epi32(y[t].sum[b]));
-        s1[t] = _mm512_setzero_si512();
+        s[0][t] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), negz, _mm512_set1_epi32(y[t].sum[b]));
+        s[1][t] = _mm512_setzero_si512();
       }
-      for (int c = 0; c < 8; c += 2) {
-        const __m512i w0 = _mm512_load_si512(codes + c), w1 = _mm512_load_si512(codes + c + 1);
-        for (int t = 0; t < T; ++t) {
-          const std::int8_t* av = y[t].qs + b * 32 + 4 * c;
-          s0[t] = _mm512_dpbusd_epi32(s0[t], w0, wq_bcast16(av));
-          s1[t] = _mm512_dpbusd_epi32(s1[t], w1, wq_bcast16(av + 4));
-        }
+      for (int c = 0; c < 8; ++c) {
+        const __m512i wc = _mm512_load_si512(codes + c);
+        for (int t = 0; t < T; ++t) s[c % 2][t] = dpbusd_bcast(s[c % 2][t], wc, y[t].qs + b * 32 + 4 * c);
       }
       const __m512 xs = _mm512_load_ps(tile.s + b * 16);
       for (int t = 0; t < T; ++t) {
-        const __m512 isum = _mm512_cvtepi32_ps(_mm512_add_epi32(s0[t], s1[t]));
+        const __m512 isum = _mm512_cvtepi32_ps(_mm512_add_epi32(s[0][t], s[1][t]));
         f[t] = _mm512_fmadd_ps(isum, _mm512_mul_ps(xs, _mm512_set1_ps(y[t].d[b])), f[t]);
       }
     }
-    for (int t = 0; t < T; ++t) {
-      if (i % 2 == 0) {
-        pair[t] = f[t];
-        continue;
-      }
-      const __m512 p = _mm512_add_ps(f[t], pair[t]);
-      if (i % 4 == 1) {
-        quad[t] = p;
-      } else {
-        const __m512 q = _mm512_add_ps(quad[t], p);
-        if (i == 3) {
-          half[t] = q;
-        } else {
-          out[t] = _mm512_add_ps(half[t], q);
-        }
-      }
-    }
+    for (int t = 0; t < T; ++t) v[k][t] = f[t];
   }
+  for (int t = 0; t < T; ++t)
+    out[t] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(v[4][t], v[0][t]), _mm512_add_ps(v[6][t], v[2][t])),
+                           _mm512_add_ps(_mm512_add_ps(v[5][t], v[1][t]), _mm512_add_ps(v[7][t], v[3][t])));
 }
 
 template <int B, int G>
@@ -276,7 +253,7 @@ template <int B, int G>
     wq_gemm16_tokens<T>(tile, nb, ys, out);
     for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * y_stride, keep, out[t]);
   };
-  for_token_groups(n_tok, group);
+  gemm16_token_groups(n_tok, group);
 }
 
 #endif

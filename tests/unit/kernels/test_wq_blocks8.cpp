@@ -101,13 +101,20 @@ TEST_P(WqBlocks8Isa, GemmEqualsThisIsasOneTokenKernelBitForBit) {
         }
         w.resize(17 * row_bytes);
         std::vector<std::uint8_t> a;
+        // First a full group of the 16-row GEMM (8 tokens) of random rows, so that a slip at any
+        // token position of a group shows, then the edge rows.
+        for (int t = 0; t < 8; ++t) {
+          const auto r = test::activation_rows(ActFormat::kQ8_0Split, n, rng)[0];
+          a.insert(a.end(), r.begin(), r.end());
+        }
         for (int rep = 0; rep < 2; ++rep) {
           for (const auto& r : split_rows(n, rng)) a.insert(a.end(), r.begin(), r.end());
         }
         const std::size_t a_stride = kernels::act_row_bytes(ActFormat::kQ8_0Split, n);
-        const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 12 tokens
+        const auto n_act = static_cast<std::int64_t>(a.size() / a_stride);  // 20 tokens
         ASSERT_NO_FATAL_FAILURE(test::expect_gemm_equals_one_token_kernel(
-            name + " " + isa_name(isa), *m, *k, {w.data(), row_bytes, 17, a.data(), a_stride, n}, {n_act, 7, 4, 1},
+            name + " " + isa_name(isa), *m, *k, {w.data(), row_bytes, 17, a.data(), a_stride, n},
+            {n_act, 12, 8, 7, 4, 1},
             /*y_stride=*/17, /*scratch_offset=*/1));
       }
     }
