@@ -10,6 +10,7 @@
 #include "kernels/neon/grid_dots-inl.h"
 #include "kernels/neon/kquant_dots-inl.h"
 #include "kernels/neon/kquant_super8_dots-inl.h"
+#include "kernels/neon/kquant_super8_gemm-inl.h"
 #include "kernels/neon/legacy_dots-inl.h"
 #include "kernels/neon/nonlinear_dots-inl.h"
 #include "kernels/neon/ternary_dots-inl.h"
@@ -25,7 +26,8 @@
 namespace wisp::kernels {
 
 // The bundle: the GGML types' and the WQ types' dots, the prefill GEMMs (dot_table.inc's
-// multi_dots: the 32-value types', the codebook types' and the WQ types' 8-row integer GEMMs) and
+// multi_dots: the 32-value types', the codebook types', Q4_K's, Q5_K's and the WQ types' 8-row
+// integer GEMMs) and
 // the float types' tiled GEMMs. The activation quantizers and ggml's 16-lane float paths keep the
 // scalar references.
 void neon_kernels(IsaKernels& k) {
