@@ -140,6 +140,8 @@ ROWS = {
                                            "--outliers", "0.01", calib_tokens=8192),
     "wq2-gptq-rs-act-8k-out0.02-refit": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--gptq-refit",
                                                "--outliers", "0.02", calib_tokens=8192),
+    "wq2-gptq-rs-act-8k-out0.03-refit": wq_row("wq2_g64", "--gptq", "--act-order", "--range-search", "--gptq-refit",
+                                               "--outliers", "0.03", calib_tokens=8192),
     "wq2-gptq-rs-seq-act-4k-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
                                            "--gptq-refit", calib_tokens=4096),
     # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
