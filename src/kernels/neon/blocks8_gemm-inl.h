@@ -185,6 +185,28 @@ template <ProductRange R, int T>
 #endif
 }
 
+// The 8 rows of a chunk; rows past n_rows repeat the last row (their lanes are computed and dropped).
+template <class Block>
+inline void chunk_rows8(const void* w, std::size_t w_stride, int n_rows, const Block* (&rows)[8]) {
+  for (int r = 0; r < 8; ++r) {
+    rows[r] = reinterpret_cast<const Block*>(static_cast<const std::uint8_t*>(w) +
+                                             static_cast<std::size_t>(std::min(r, n_rows - 1)) * w_stride);
+  }
+}
+
+// The one-token kernels' hsum8 over the 8 lane chains acc[k] (k = block or super-block index mod 8)
+// of T tokens and 2 row halves: x_i = a_{4+i} + a_i, then (x0 + x2) + (x1 + x3).
+template <int T>
+inline void hsum8_chains(const float32x4_t (&acc)[8][T][2], float32x4_t (&out)[T][2]) {
+  for (int t = 0; t < T; ++t) {
+    for (int h = 0; h < 2; ++h) {
+      const float32x4_t x0 = vaddq_f32(acc[4][t][h], acc[0][t][h]), x1 = vaddq_f32(acc[5][t][h], acc[1][t][h]);
+      const float32x4_t x2 = vaddq_f32(acc[6][t][h], acc[2][t][h]), x3 = vaddq_f32(acc[7][t][h], acc[3][t][h]);
+      out[t][h] = vaddq_f32(vaddq_f32(x0, x2), vaddq_f32(x1, x3));
+    }
+  }
+}
+
 // T tokens (y[t] their split rows) against the tile: out[t][h] = rows 4h .. 4h + 3's outputs.
 template <class Traits, int T>
 inline void blocks8_tokens(const Blocks8Tile& tile, std::int64_t nb, const Q8_0SplitRow (&y)[T],
@@ -232,14 +254,7 @@ inline void blocks8_tokens(const Blocks8Tile& tile, std::int64_t nb, const Q8_0S
       acc[k][t][1] = vaddq_f32(f[t][1], fm[t][1]);
     }
   }
-  // hsum8: x_i = a_{4+i} + a_i, then (x0 + x2) + (x1 + x3).
-  for (int t = 0; t < T; ++t) {
-    for (int h = 0; h < 2; ++h) {
-      const float32x4_t x0 = vaddq_f32(acc[4][t][h], acc[0][t][h]), x1 = vaddq_f32(acc[5][t][h], acc[1][t][h]);
-      const float32x4_t x2 = vaddq_f32(acc[6][t][h], acc[2][t][h]), x3 = vaddq_f32(acc[7][t][h], acc[3][t][h]);
-      out[t][h] = vaddq_f32(vaddq_f32(x0, x2), vaddq_f32(x1, x3));
-    }
-  }
+  hsum8_chains(acc, out);
 }
 
 template <class Traits>
@@ -248,12 +263,8 @@ inline void blocks8_gemm(const Traits& tr, const void* w, std::size_t w_stride, 
                          void* scratch) {
   using Block = typename Traits::Block;
   const std::int64_t nb = n / kQK;
-  // Rows past n_rows repeat the last row (their lanes are computed and dropped).
   const Block* rows[8];
-  for (int r = 0; r < 8; ++r) {
-    rows[r] = reinterpret_cast<const Block*>(static_cast<const std::uint8_t*>(w) +
-                                             static_cast<std::size_t>(std::min(r, n_rows - 1)) * w_stride);
-  }
+  chunk_rows8(w, w_stride, n_rows, rows);
   const Blocks8Tile tile = blocks8_tile(scratch, nb);
   for (std::int64_t b = 0; b < nb; ++b) blocks8_pack(tr, rows, b, tile);
   const auto* act = static_cast<const std::uint8_t*>(a);

@@ -91,14 +91,7 @@ inline void super8_tokens(const Super8Tile& tile, std::int64_t nb, const BlockQ8
       acc[k][t][1] = vsubq_f32(f[t][1], fm[t][1]);
     }
   }
-  // hsum8: x_i = a_{4+i} + a_i, then (x0 + x2) + (x1 + x3).
-  for (int t = 0; t < T; ++t) {
-    for (int h = 0; h < 2; ++h) {
-      const float32x4_t x0 = vaddq_f32(acc[4][t][h], acc[0][t][h]), x1 = vaddq_f32(acc[5][t][h], acc[1][t][h]);
-      const float32x4_t x2 = vaddq_f32(acc[6][t][h], acc[2][t][h]), x3 = vaddq_f32(acc[7][t][h], acc[3][t][h]);
-      out[t][h] = vaddq_f32(vaddq_f32(x0, x2), vaddq_f32(x1, x3));
-    }
-  }
+  hsum8_chains(acc, out);
 }
 
 // MultiDot::gemm8 of a super8 type. Traits: Block, kMin, kRange (blocks8_gemm-inl.h's int16
@@ -111,12 +104,8 @@ void gemm8_super8(const void* w, std::size_t w_stride, int n_rows, const void* a
   using Block = typename Traits::Block;
   const Traits tr{};
   const std::int64_t nb = n / kQK_K;
-  // Rows past n_rows repeat the last row (their lanes are computed and dropped).
   const Block* rows[8];
-  for (int r = 0; r < 8; ++r) {
-    rows[r] = reinterpret_cast<const Block*>(static_cast<const std::uint8_t*>(w) +
-                                             static_cast<std::size_t>(std::min(r, n_rows - 1)) * w_stride);
-  }
+  chunk_rows8(w, w_stride, n_rows, rows);
   const Super8Tile tile = super8_tile(scratch, nb);
   for (std::int64_t b = 0; b < nb; ++b) {
     for (int j = 0; j < 8; ++j) {
