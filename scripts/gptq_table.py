@@ -144,6 +144,18 @@ ROWS = {
                                                "--outliers", "0.03", calib_tokens=8192),
     "wq2-gptq-rs-seq-act-4k-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
                                            "--gptq-refit", calib_tokens=4096),
+    # Gemma WQ2_G64, 2026-12-05: sequential Hessians with 8192 calibration tokens, outliers and the re-fit (the
+    # non-sequential twins are the -act-8k-out*-refit rows above), and a mix at IQ2_XXS's size.
+    "wq2-gptq-rs-seq-act-8k-out-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order", "--range-search",
+                                               "--gptq-refit", "--outliers", "0.01", calib_tokens=8192),
+    "wq2-gptq-rs-seq-act-8k-out0.02-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order",
+                                                   "--range-search", "--gptq-refit", "--outliers", "0.02",
+                                                   calib_tokens=8192),
+    "wq2-gptq-rs-seq-act-8k-out0.03-refit": wq_row("wq2_g64", "--gptq", "--gptq-sequential", "--act-order",
+                                                   "--range-search", "--gptq-refit", "--outliers", "0.03",
+                                                   calib_tokens=8192),
+    "tbpw-iq2xxs-gptq-act-8k-refit": tbpw_row("llama-iq2_xxs-imat", "IQ2_XXS imatrix", "--gptq", "--act-order",
+                                              "--range-search", "--gptq-refit", calib_tokens=8192),
     # The embedding's share: every block weight F16, only token_embd (= output, tied) at Q8_0.
     "f16-embd-q8": ("wisp F16 with token_embd Q8_0 (`--type f16 --type-override token_embd=q8_0`)",
                     ("wisp", ["--type", "f16", "--type-override", "token_embd=q8_0"])),
