@@ -22,10 +22,10 @@ struct ReadBandwidth {
 
 // `threads` threads (at most the hardware threads: more would share a core and count its time
 // twice), started once, each streaming through its own contiguous slice of a buffer of 4x the
-// last-level cache (1 to 2 GiB), 256 bytes per step into independent accumulators (the build's
-// widest vector loads); each thread touches its slice before the timed passes (no page faults
-// timed), and every pass starts the threads together at a barrier. Best of `runs` passes. Takes
-// a few seconds. Throws wisp::Error if the buffer cannot be allocated.
+// last-level cache (1 to 2 GiB) from four places of it at once (256 bytes from each in turn, the
+// build's widest vector loads into independent accumulators); each thread touches its slice before the timed passes (no
+// page faults timed), and every pass starts the threads together at a barrier. Best of `runs` passes. Takes a few
+// seconds. Throws wisp::Error if the buffer cannot be allocated.
 ReadBandwidth measure_read_bandwidth(int threads, int runs = 5);
 
 }  // namespace wisp

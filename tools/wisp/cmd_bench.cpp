@@ -87,8 +87,9 @@ void declare(CommandLine& cl, BenchFlags& f) {
   cl.flag("--bandwidth", f.bandwidth)
       .help(
           "measure the read bandwidth and report decode's % of it: the -t threads (at most the hardware "
-          "threads) each stream through their own slice of a 1-2 GiB buffer (4x the last-level cache) with "
-          "the widest vector loads, pages touched first, best of 5 passes started together; the rate is "
+          "threads) each stream through their own slice of a 1-2 GiB buffer (4x the last-level cache), four "
+          "places of it at once with the widest vector loads, pages touched first, best of 5 passes started together; "
+          "the rate is "
           "bytes per CPU second of the readers, so other processes on the cores do not lower it (the wall-clock "
           "rate is printed beside it)");
   cl.flag("--json", f.json).help("print JSON (for scripts)");
